@@ -1,0 +1,44 @@
+// Package golden compares test output with files under testdata; `go test
+// -update` rewrites them. Output that varies between runs (ports, paths) is
+// scrubbed by the caller before it is compared, never templated in the file,
+// so -update keeps working.
+package golden
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// update is the -update flag of every test binary that uses this package.
+var update = flag.Bool("update", false, "rewrite golden files with the current output")
+
+// Assert compares got with the file testdata/<name>.golden of the calling
+// package, or rewrites the file under -update.
+func Assert(tb testing.TB, name string, got []byte) {
+	tb.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("failed to read %s (run `go test -update` to create it): %v", path, err)
+	}
+	if diff := cmp.Diff(escape(string(want)), escape(string(got))); diff != "" {
+		tb.Errorf("output differs from %s (-want +got; `go test -update` rewrites it):\n%s", path, diff)
+	}
+}
+
+// escape makes ANSI sequences visible in diffs.
+func escape(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) }

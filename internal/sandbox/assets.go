@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ModulePath is the Go module of this repository; it marks the checkout's root.
+const ModulePath = "github.com/kubectl-fleet/kubectl-fleet"
+
+// Assets are the files a sandbox needs from the checkout.
+type Assets struct {
+	KubeAPIServer string
+	Etcd          string
+	// CRDDir holds the CAPI and Flux CRDs installed on every apiserver.
+	CRDDir string
+}
+
+// ErrAssetsMissing marks a checkout whose binaries have not been built yet.
+var ErrAssetsMissing = errors.New("sandbox binaries missing")
+
+// FindAssets locates the binaries and CRDs from the checkout that contains
+// the working directory, the way `make sandbox-bins` leaves them: bin/ holds
+// kube-apiserver and etcd, testdata/crds the CRDs. KUBEBUILDER_ASSETS, as
+// envtest reads it, overrides bin/.
+func FindAssets() (Assets, error) {
+	root, err := CheckoutRoot()
+	if err != nil {
+		return Assets{}, err
+	}
+	bin := filepath.Join(root, "bin")
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		bin = dir
+	}
+	a := Assets{
+		KubeAPIServer: filepath.Join(bin, "kube-apiserver"),
+		Etcd:          filepath.Join(bin, "etcd"),
+		CRDDir:        filepath.Join(root, "testdata", "crds"),
+	}
+	for _, f := range []string{a.KubeAPIServer, a.Etcd} {
+		if _, err := os.Stat(f); err != nil {
+			return a, fmt.Errorf("%w: %s not found: run `make sandbox-bins` in %s (it installs etcd and builds kube-apiserver, ≈ 8 min the first time)", ErrAssetsMissing, f, root)
+		}
+	}
+	if _, err := os.Stat(a.CRDDir); err != nil {
+		return a, fmt.Errorf("%w: CRD directory %s not found: run `make update-crds` in %s", ErrAssetsMissing, a.CRDDir, root)
+	}
+	return a, nil
+}
+
+// CheckoutRoot walks up from the working directory to the directory whose
+// go.mod declares this module.
+func CheckoutRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("failed to get the working directory: %w", err)
+	}
+	for {
+		if isModuleRoot(filepath.Join(dir, "go.mod")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%w: not inside a kubectl-fleet checkout: run from the checkout's root", ErrAssetsMissing)
+		}
+		dir = parent
+	}
+}
+
+func isModuleRoot(gomod string) bool {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if line := strings.TrimSpace(s.Text()); strings.HasPrefix(line, "module ") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "module ")) == ModulePath
+		}
+	}
+	return false
+}

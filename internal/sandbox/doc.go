@@ -1,0 +1,12 @@
+// Package sandbox starts a fleet of real kube-apiservers from a YAML spec: the
+// demo's fleet, the end-to-end tests' fleets and, later, the benchmarks'.
+//
+// Every cluster of the spec whose kubeconfig is valid is its own
+// kube-apiserver and etcd (controller-runtime's envtest), with the CAPI and
+// Flux CRDs installed. A parent holds, for each child, a CAPI Cluster object
+// with the spec's fields and status and a <child>-kubeconfig Secret; Flux
+// objects are created with the status the spec gives them. A child whose
+// kubeconfig is a fault (missing, garbage, exec, tokenfile, unreachable,
+// forbidden, cycle) has no apiserver of its own: only its Secret is made
+// to fail the way the fault says. docs/sandbox.md describes the spec.
+package sandbox

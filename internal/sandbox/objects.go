@@ -1,0 +1,282 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// populate creates, on every apiserver at once, the spec's Flux objects and
+// the Cluster objects and kubeconfig Secrets of its children.
+func (f *Fleet) populate(ctx context.Context) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, m := range f.Members {
+		if m.Client == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := f.populateMember(ctx, m); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("cluster %q: %w", m.Spec.Name, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (f *Fleet) populateMember(ctx context.Context, m *Member) error {
+	for i := range m.Spec.Flux {
+		if err := createFlux(ctx, m.Client, &m.Spec.Flux[i]); err != nil {
+			return err
+		}
+	}
+	for i := range m.Spec.Clusters {
+		child := &m.Spec.Clusters[i]
+		if err := createCluster(ctx, m.Client, child); err != nil {
+			return err
+		}
+		var value []byte
+		var err error
+		if child.Kubeconfig == KubeconfigValid {
+			value, err = f.adminKubeconfig(f.Members[f.ChildPath(m.Path, i)])
+		} else {
+			value, err = f.faultKubeconfig(m, child)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster %s/%s: %w", child.Namespace, child.Name, err)
+		}
+		if value == nil {
+			continue
+		}
+		if err := createSecret(ctx, m.Client, child, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adminKubeconfig is what CAPI writes for a cluster: a system:masters user
+// with an inline client certificate.
+func (f *Fleet) adminKubeconfig(m *Member) ([]byte, error) {
+	user, err := m.Env.AddUser(envtest.User{Name: m.Spec.Name + "-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add the admin user: %w", err)
+	}
+	return kubeconfigFor(m.Spec.Name, user.Config(), nil)
+}
+
+func ensureNamespace(ctx context.Context, c client.Client, name string) error {
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// create makes obj, then writes status into it through the status
+// subresource, which ignores status on create.
+func create(ctx context.Context, c client.Client, obj client.Object, setStatus func()) error {
+	if err := ensureNamespace(ctx, c, obj.GetNamespace()); err != nil {
+		return err
+	}
+	kind := fmt.Sprintf("%T", obj)
+	if err := c.Create(ctx, obj); err != nil {
+		return fmt.Errorf("failed to create %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	if setStatus == nil {
+		return nil
+	}
+	setStatus()
+	if err := c.Status().Update(ctx, obj); err != nil {
+		return fmt.Errorf("failed to set the status of %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func condition(typ string, ok bool, reason, message string, generation int64) metav1.Condition {
+	status := metav1.ConditionTrue
+	if !ok {
+		status = metav1.ConditionFalse
+	}
+	return metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(time.Unix(1700000000, 0).UTC()),
+	}
+}
+
+func readyCondition(s *FluxSpec, generation int64) metav1.Condition {
+	reason, msg := fluxmeta.SucceededReason, s.Message
+	if !*s.Ready {
+		reason = fluxmeta.FailedReason
+		if msg == "" {
+			msg = "reconciliation failed"
+		}
+	}
+	if msg == "" {
+		msg = "Applied revision: " + s.Revision
+	}
+	return condition(fluxmeta.ReadyCondition, *s.Ready, reason, msg, generation)
+}
+
+func parseRef(ref, defaultKind, defaultName string) (kind, namespace, name string) {
+	if ref == "" {
+		return defaultKind, "", defaultName
+	}
+	parts := strings.Split(ref, "/")
+	if len(parts) == 3 {
+		return parts[0], parts[1], parts[2]
+	}
+	return parts[0], "", parts[1]
+}
+
+func kubeConfigRef(secret string) *fluxmeta.KubeConfigReference {
+	if secret == "" {
+		return nil
+	}
+	return &fluxmeta.KubeConfigReference{SecretRef: &fluxmeta.SecretKeyReference{Name: secret, Key: "value"}}
+}
+
+func artifact(s *FluxSpec) *fluxmeta.Artifact {
+	if s.Revision == "" {
+		return nil
+	}
+	return &fluxmeta.Artifact{
+		Path: "sandbox/" + s.Name + ".tar.gz", URL: "http://source-controller.flux-system.svc/sandbox/" + s.Name + ".tar.gz",
+		Revision: s.Revision, Digest: fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s.Revision))), LastUpdateTime: metav1.NewTime(time.Unix(1700000000, 0).UTC()),
+	}
+}
+
+func createFlux(ctx context.Context, c client.Client, s *FluxSpec) error {
+	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}
+	interval := metav1.Duration{Duration: 10 * time.Minute}
+	switch s.Kind {
+	case kustomizev1.KustomizationKind:
+		kind, ns, name := parseRef(s.SourceRef, sourcev1.GitRepositoryKind, "flux-system")
+		obj := &kustomizev1.Kustomization{ObjectMeta: meta, Spec: kustomizev1.KustomizationSpec{
+			Interval: interval, Path: "./", Prune: true, Suspend: s.Suspended, KubeConfig: kubeConfigRef(s.KubeConfigSecret),
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: kind, Namespace: ns, Name: name},
+		}}
+		return create(ctx, c, obj, func() {
+			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
+			obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = s.Revision, s.Revision
+			obj.Status.ObservedGeneration = obj.Generation
+		})
+	case helmv2.HelmReleaseKind:
+		kind, ns, name := parseRef(s.SourceRef, sourcev1.HelmRepositoryKind, s.Name)
+		obj := &helmv2.HelmRelease{ObjectMeta: meta, Spec: helmv2.HelmReleaseSpec{
+			Interval: interval, Suspend: s.Suspended, KubeConfig: kubeConfigRef(s.KubeConfigSecret),
+			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+				Chart: s.Name, SourceRef: helmv2.CrossNamespaceObjectReference{Kind: kind, Namespace: ns, Name: name},
+			}},
+		}}
+		return create(ctx, c, obj, func() {
+			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
+			obj.Status.LastAttemptedRevision = s.Revision
+			obj.Status.ObservedGeneration = obj.Generation
+		})
+	case sourcev1.GitRepositoryKind:
+		obj := &sourcev1.GitRepository{ObjectMeta: meta, Spec: sourcev1.GitRepositorySpec{
+			URL: "https://git.fleet.example/" + s.Name, Interval: interval, Suspend: s.Suspended,
+			Reference: &sourcev1.GitRepositoryRef{Branch: "main"},
+		}}
+		return create(ctx, c, obj, func() {
+			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
+			obj.Status.Artifact, obj.Status.ObservedGeneration = artifact(s), obj.Generation
+		})
+	case sourcev1.HelmRepositoryKind:
+		obj := &sourcev1.HelmRepository{ObjectMeta: meta, Spec: sourcev1.HelmRepositorySpec{
+			URL: "https://charts.fleet.example/" + s.Name, Interval: interval, Suspend: s.Suspended,
+		}}
+		return create(ctx, c, obj, func() {
+			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
+			obj.Status.Artifact, obj.Status.ObservedGeneration = artifact(s), obj.Generation
+		})
+	case sourcev1.OCIRepositoryKind:
+		obj := &sourcev1.OCIRepository{ObjectMeta: meta, Spec: sourcev1.OCIRepositorySpec{
+			URL: "oci://registry.fleet.example/" + s.Name, Interval: interval, Suspend: s.Suspended,
+		}}
+		return create(ctx, c, obj, func() {
+			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
+			obj.Status.Artifact, obj.Status.ObservedGeneration = artifact(s), obj.Generation
+		})
+	}
+	return fmt.Errorf("unknown flux kind %q", s.Kind)
+}
+
+func ownerLabels(declaredBy string) map[string]string {
+	parts := strings.Split(declaredBy, "/")
+	if len(parts) != 3 {
+		return nil
+	}
+	prefix := map[string]string{"Kustomization": "kustomize.toolkit.fluxcd.io", "HelmRelease": "helm.toolkit.fluxcd.io"}[parts[0]]
+	if prefix == "" {
+		return nil
+	}
+	return map[string]string{prefix + "/name": parts[2], prefix + "/namespace": parts[1]}
+}
+
+func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
+	labels := map[string]string{}
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	for k, v := range ownerLabels(s.DeclaredBy) {
+		labels[k] = v
+	}
+	obj := &clusterv1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: labels},
+		Spec: clusterv1.ClusterSpec{
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+				APIGroup: "infrastructure.cluster.x-k8s.io", Kind: providerKinds()[s.Provider], Name: s.Name,
+			},
+			Topology: clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: s.Provider + "-class"}, Version: s.Version},
+		},
+	}
+	return create(ctx, c, obj, func() {
+		obj.Status.Phase = s.Phase
+		reason := "Available"
+		if !*s.Available {
+			reason = "NotAvailable"
+		}
+		obj.Status.Conditions = []metav1.Condition{condition(clusterv1.AvailableCondition, *s.Available, reason, "", obj.Generation)}
+		if r := s.ControlPlane; r != nil {
+			obj.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: &r.Desired, Replicas: &r.Desired, ReadyReplicas: &r.Ready, AvailableReplicas: &r.Ready, UpToDateReplicas: &r.Desired}
+		}
+		if r := s.Workers; r != nil {
+			obj.Status.Workers = &clusterv1.WorkersStatus{DesiredReplicas: &r.Desired, Replicas: &r.Desired, ReadyReplicas: &r.Ready, AvailableReplicas: &r.Ready, UpToDateReplicas: &r.Desired}
+		}
+	})
+}
+
+func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, value []byte) error {
+	obj := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: s.Namespace, Name: s.Name + "-kubeconfig",
+			Labels: map[string]string{clusterv1.ClusterNameLabel: s.Name},
+		},
+		Type: clusterv1.ClusterSecretType,
+		Data: map[string][]byte{"value": value},
+	}
+	return create(ctx, c, obj, nil)
+}

@@ -1,0 +1,98 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
+)
+
+func TestParseSpecFillsDefaults(t *testing.T) {
+	spec, err := sandbox.ParseSpec([]byte(`
+name: mom
+flux:
+  - kind: Kustomization
+    name: flux-system
+clusters:
+  - name: aws
+    clusters:
+      - name: team-a
+        version: v1.35.0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aws := spec.Clusters[0]
+	teamA := aws.Clusters[0]
+	checks := []struct{ what, got, want string }{
+		{"root version", spec.Version, sandbox.DefaultVersion},
+		{"flux namespace", spec.Flux[0].Namespace, "flux-system"},
+		{"cluster namespace", aws.Namespace, "default"},
+		{"provider", aws.Provider, "docker"},
+		{"version from the root", aws.Version, sandbox.DefaultVersion},
+		{"own version", teamA.Version, "v1.35.0"},
+		{"phase", aws.Phase, "Provisioned"},
+		{"kubeconfig", aws.Kubeconfig, sandbox.KubeconfigValid},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	if !*spec.Flux[0].Ready || !*aws.Available {
+		t.Error("flux objects default to ready and Provisioned clusters to available")
+	}
+}
+
+func TestParseSpecRejectsMistakes(t *testing.T) {
+	tests := []struct {
+		name, spec, want string
+	}{
+		{"no name", "clusters: []", "a cluster needs a name"},
+		{"an unknown key", "name: mom\nclusterz: []", `unknown field "clusterz"`},
+		{"an unknown provider", "name: mom\nclusters: [{name: a, provider: ibm}]", `mom/a: provider "ibm" is not one of`},
+		{"an unknown fault", "name: mom\nclusters: [{name: a, kubeconfig: broken}]", `mom/a: kubeconfig "broken" is not one of valid, missing`},
+		{"children under a fault", "name: mom\nclusters: [{name: a, kubeconfig: missing, clusters: [{name: b}]}]", "has no apiserver, so it can hold neither"},
+		{"a bad flux kind", "name: mom\nflux: [{kind: Bucket, name: b}]", "mom: flux[0]: needs a name and a kind of Kustomization"},
+		{"a bad sourceRef", "name: mom\nflux: [{kind: Kustomization, name: k, sourceRef: a/b/c/d}]", `sourceRef "a/b/c/d" is not KIND/NAME`},
+		{"a bad declaredBy", "name: mom\nclusters: [{name: a, declaredBy: HelmRelease/x}]", `declaredBy "HelmRelease/x" is not KIND/NAMESPACE/NAME`},
+		{"the same cluster twice", "name: mom\nclusters: [{name: a, namespace: x, kubeconfig: missing}, {name: a, namespace: x, kubeconfig: missing}]", "cluster x/a appears twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sandbox.ParseSpec([]byte(tt.spec))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckedInSpecsParse(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/fleets/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no specs found: %v", err)
+	}
+	for _, f := range files {
+		if _, err := sandbox.LoadSpec(f); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+func TestFindAssetsSaysWhichTargetToRun(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", t.TempDir())
+	_, err := sandbox.FindAssets()
+	if err == nil || !strings.Contains(err.Error(), "run `make sandbox-bins`") {
+		t.Errorf("err = %v, want it to name `make sandbox-bins`", err)
+	}
+}
+
+func TestCheckoutRootOutsideTheCheckout(t *testing.T) {
+	t.Chdir(os.TempDir())
+	if _, err := sandbox.CheckoutRoot(); err == nil || !strings.Contains(err.Error(), "not inside a kubectl-fleet checkout") {
+		t.Errorf("err = %v, want it to say the directory is not a checkout", err)
+	}
+}

@@ -1,0 +1,42 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Exit codes shared by every command; docs/exit-codes.md documents them.
+const (
+	// ExitOK: the command did everything it was asked, on every cluster.
+	ExitOK = 0
+	// ExitFailure: the command could not do its job: bad flags or arguments, an
+	// unreachable root cluster, a path that names no cluster.
+	ExitFailure = 1
+	// ExitPartial: the command ran, but some clusters could not be reached,
+	// read or trusted; their errors are in the output.
+	ExitPartial = 3
+)
+
+// ExitError is an error that ends the command with a given exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// exitCode prints err once, as kubectl does, and returns the process exit code.
+func exitCode(errOut io.Writer, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(errOut, "error: %v\n", err)
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		return exit.Code
+	}
+	return ExitFailure
+}

@@ -1,0 +1,146 @@
+package cmd_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
+)
+
+// The fleets every end-to-end test of this package shares: started once in
+// TestMain, because a real apiserver costs seconds and hundreds of MB.
+var (
+	demoFleet   *sandbox.Fleet
+	faultsFleet *sandbox.Fleet
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	ctrllog.SetLogger(logr.Discard())
+	code, err := runWithFleets(m)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func runWithFleets(m *testing.M) (int, error) {
+	assets, err := sandbox.FindAssets()
+	if err != nil {
+		return 0, err
+	}
+	root, err := sandbox.CheckoutRoot()
+	if err != nil {
+		return 0, err
+	}
+	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for name, dst := range specs {
+		wg.Go(func() {
+			f, err := startFleet(ctx, root+"/testdata/fleets/"+name+".yaml", assets)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("fleet %s: %w", name, err))
+				return
+			}
+			*dst = f
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet} {
+			if f != nil {
+				if err := f.Stop(); err != nil {
+					fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+				}
+			}
+		}
+	}()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return m.Run(), nil
+}
+
+func startFleet(ctx context.Context, specPath string, assets sandbox.Assets) (*sandbox.Fleet, error) {
+	spec, err := sandbox.LoadSpec(specPath)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "fleet-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	return sandbox.Start(ctx, spec, sandbox.Options{Dir: dir, Assets: assets})
+}
+
+// needFleets skips a test under -short, where TestMain starts no apiserver.
+func needFleets(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: needs the sandbox fleets (not with -short)")
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run executes kubectl fleet in-process, as main does, with args.
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	code := cmd.Execute(context.Background(), streams, args)
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+// onFleet runs kubectl fleet against the root cluster of f.
+func onFleet(t *testing.T, f *sandbox.Fleet, args ...string) result {
+	t.Helper()
+	return run(t, append([]string{"--kubeconfig", f.Kubeconfig}, args...)...)
+}
+
+var portRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+
+// scrub replaces what changes from run to run: the sandbox's loopback ports.
+func scrub(s string) []byte {
+	return []byte(portRE.ReplaceAllString(s, "127.0.0.1:PORT"))
+}
+
+// writeKubeconfig writes a kubeconfig whose one context, "nowhere", points at server.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	path := t.TempDir() + "/kubeconfig"
+	data := "apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n" +
+		"clusters: [{name: nowhere, cluster: {server: " + server + "}}]\n" +
+		"users: [{name: nobody, user: {token: t}}]\n" +
+		"contexts: [{name: nowhere, context: {cluster: nowhere, user: nobody}}]\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

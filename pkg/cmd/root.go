@@ -1,0 +1,126 @@
+// Package cmd holds the commands of kubectl fleet: one file per command, each
+// an Options struct with Complete, Validate and Run. Commands parse flags,
+// build connections and hand the fleet model to package render; they never
+// talk to a cluster directly beyond building the root connection.
+package cmd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	"k8s.io/kubectl/pkg/util/templates"
+)
+
+// Flag names shared by several commands.
+const (
+	flagColor       = "color"
+	flagOutput      = "output"
+	flagTimeout     = "timeout"
+	flagConcurrency = "concurrency"
+	flagDepth       = "depth"
+)
+
+// Values of --color.
+const (
+	colorAuto   = "auto"
+	colorAlways = "always"
+	colorNever  = "never"
+)
+
+// RootOptions are the flags every command shares: the kubectl connection
+// flags of the root cluster, and how output looks.
+type RootOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+	// Color is auto, always or never.
+	Color string
+	// Getenv reads the environment; tests replace it.
+	Getenv func(string) string
+}
+
+// NewCmdRoot builds the kubectl fleet command tree.
+func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &RootOptions{
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		IOStreams:   streams,
+		Color:       colorAuto,
+		Getenv:      os.Getenv,
+	}
+	root := &cobra.Command{
+		Use:   "kubectl-fleet",
+		Short: "See and operate a Cluster API + Flux fleet as one",
+		Long: templates.LongDesc(`
+			kubectl fleet walks a Cluster API fleet from the current context down:
+			every CAPI Cluster the cluster holds, through the <cluster>-kubeconfig
+			Secret CAPI keeps beside it, to the clusters those hold, and so on. It
+			shows the whole fleet with CAPI and Flux health per cluster.
+
+			Kubeconfigs read from Secrets are untrusted: exec plugins,
+			auth-provider plugins and local file paths in them are refused.`),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fleet"},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+
+	flags := root.PersistentFlags()
+	o.ConfigFlags.AddFlags(flags)
+	flags.StringVar(&o.Color, flagColor, o.Color, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	addKlogVerbosity(root)
+
+	root.AddCommand(
+		NewCmdTree(o),
+		NewCmdVersion(o),
+	)
+	return root
+}
+
+// addKlogVerbosity exposes klog's -v, as kubectl does, and nothing else of klog.
+func addKlogVerbosity(cmd *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	cmd.PersistentFlags().AddGoFlag(fs.Lookup("v"))
+}
+
+// Execute runs the command line args and returns the process exit code,
+// printing any error once on streams.ErrOut.
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
+	root := NewCmdRoot(streams)
+	root.SetArgs(args)
+	return exitCode(streams.ErrOut, root.ExecuteContext(ctx))
+}
+
+// validateColor checks --color.
+func (o *RootOptions) validateColor() error {
+	switch o.Color {
+	case colorAuto, colorAlways, colorNever:
+		return nil
+	}
+	return fmt.Errorf("invalid --%s %q: use auto, always or never", flagColor, o.Color)
+}
+
+// useColor decides once whether output to w is coloured: --color always or
+// never wins; auto colours a terminal unless NO_COLOR is set.
+func (o *RootOptions) useColor(w io.Writer) bool {
+	switch o.Color {
+	case colorAlways:
+		return true
+	case colorNever:
+		return false
+	}
+	if o.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,172 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
+)
+
+const (
+	outputJSON = "json"
+	outputYAML = "yaml"
+)
+
+// TreeOptions are the flags and arguments of `kubectl fleet tree`.
+type TreeOptions struct {
+	*RootOptions
+
+	Path        string
+	Depth       int
+	Concurrency int
+	Timeout     time.Duration
+	Output      string
+
+	segments []fleet.Segment
+}
+
+// NewTreeOptions returns the defaults of `kubectl fleet tree`.
+func NewTreeOptions(root *RootOptions) *TreeOptions {
+	return &TreeOptions{RootOptions: root, Depth: -1, Concurrency: fleet.DefaultConcurrency, Timeout: 10 * time.Second}
+}
+
+// NewCmdTree builds `kubectl fleet tree`.
+func NewCmdTree(root *RootOptions) *cobra.Command {
+	o := NewTreeOptions(root)
+	cmd := &cobra.Command{
+		Use:   "tree [PATH]",
+		Short: "Draw the fleet as a tree with CAPI and Flux health per cluster",
+		Long: templates.LongDesc(`
+			Draw the fleet below the current context as a tree.
+
+			Starting from the cluster of the current context, tree lists the CAPI
+			Clusters of every namespace, reads each <cluster>-kubeconfig Secret,
+			connects to the cluster it names and goes on down, many clusters at
+			once. Every cluster shows its provider, declared and live Kubernetes
+			version, phase, availability, control-plane and worker replicas,
+			Flux summary, applied revision and the Flux object that declares it.
+			Under a cluster come its problems: why it could not be reached, Flux
+			objects that are suspended or not ready, and the parent's Flux objects
+			that apply to it through spec.kubeConfig.
+
+			A cluster that cannot be reached, read or trusted is drawn with its
+			error and the walk goes on; the exit code is then 3. A kubeconfig that
+			leads back to a cluster above is shown as a cycle and not followed.
+
+			PATH narrows the tree to one subtree: the names of the Clusters from
+			the root down, joined by "/" (aws, aws/team-a). Where two Clusters of
+			one parent share a name, qualify it with its namespace: ns:name.`),
+		Example: templates.Examples(`
+			# Draw the whole fleet below the current context
+			kubectl fleet tree
+
+			# Only the aws master and its tenants
+			kubectl fleet tree aws
+
+			# The masters only, as JSON
+			kubectl fleet tree --depth 1 -o json`),
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below PATH to walk; -1 for all")
+	f.IntVar(&o.Concurrency, flagConcurrency, o.Concurrency, "How many clusters to talk to at once")
+	f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "Time allowed per cluster: reading its kubeconfig Secret, connecting and reading its state")
+	f.StringVarP(&o.Output, flagOutput, "o", o.Output, "Output format: tree (default), json or yaml")
+	return cmd
+}
+
+// Complete reads PATH.
+func (o *TreeOptions) Complete(args []string) error {
+	if len(args) == 1 {
+		o.Path = args[0]
+	}
+	segs, err := fleet.ParsePath(o.Path)
+	if err != nil {
+		return err
+	}
+	o.segments = segs
+	return nil
+}
+
+// Validate checks the flags, one message per problem.
+func (o *TreeOptions) Validate() error {
+	var errs []error
+	if err := o.validateColor(); err != nil {
+		errs = append(errs, err)
+	}
+	switch o.Output {
+	case "", "tree", outputJSON, outputYAML:
+	default:
+		errs = append(errs, fmt.Errorf("invalid --%s %q: use tree, json or yaml", flagOutput, o.Output))
+	}
+	if o.Depth < -1 {
+		errs = append(errs, fmt.Errorf("invalid --%s %d: use a number of levels, or -1 for all", flagDepth, o.Depth))
+	}
+	if o.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("invalid --%s %d: it must be at least 1", flagConcurrency, o.Concurrency))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, o.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Run walks the fleet and draws it.
+func (o *TreeOptions) Run(ctx context.Context) error {
+	root, name, err := o.rootCluster(kubeconfig.Policy{})
+	if err != nil {
+		return err
+	}
+	node, err := fleet.Walk(ctx, root, name, fleet.Options{
+		Path: o.segments, Depth: o.Depth, Concurrency: o.Concurrency, Timeout: o.Timeout,
+	})
+	if err != nil {
+		return err
+	}
+	if node.Path == "" && node.Error != "" {
+		return fmt.Errorf("cannot read the root cluster (context %q): %s", name, node.Error)
+	}
+	switch o.Output {
+	case outputJSON:
+		err = render.JSON(o.Out, node)
+	case outputYAML:
+		err = render.YAML(o.Out, node)
+	default:
+		err = render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out)})
+	}
+	if err != nil {
+		return err
+	}
+	return partial(node)
+}
+
+// partial turns clusters that could not be read into ExitPartial.
+func partial(node *fleet.Node) error {
+	total, failed := 0, 0
+	node.Walk(func(n *fleet.Node) {
+		total++
+		if n.Error != "" || (n.Flux != nil && n.Flux.Error != "") {
+			failed++
+		}
+	})
+	if failed == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitPartial, Err: fmt.Errorf("%d of %d clusters could not be read completely; see their errors above", failed, total)}
+}

@@ -1,0 +1,46 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
+)
+
+// NewCmdVersion builds `kubectl fleet version`.
+func NewCmdVersion(root *RootOptions) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of kubectl fleet",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			info := version.Get()
+			switch output {
+			case "":
+				_, err := fmt.Fprintf(root.Out, "kubectl-fleet %s (commit %s, built %s, %s)\n", info.Version, info.Commit, info.BuildDate, info.GoVersion)
+				return err
+			case outputJSON:
+				data, err := json.MarshalIndent(info, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(root.Out, "%s\n", data)
+				return err
+			case outputYAML:
+				data, err := yaml.Marshal(info)
+				if err != nil {
+					return err
+				}
+				_, err = root.Out.Write(data)
+				return err
+			}
+			return fmt.Errorf("invalid --%s %q: use json or yaml", flagOutput, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, flagOutput, "o", "", "Output format: json or yaml")
+	return cmd
+}

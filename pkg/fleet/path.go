@@ -1,0 +1,76 @@
+package fleet
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A path addresses a cluster by the names of the Cluster objects from the
+// root down, joined by "/": "aws" is a master, "aws/team-a" a tenant of aws.
+// When two Clusters of one parent share a name in different namespaces, a
+// segment qualifies the name with its namespace as "namespace:name"; Kubernetes
+// names cannot hold ':' or '/', so the form is unambiguous.
+
+// Segment is one step of a path.
+type Segment struct {
+	// Namespace is empty when the segment gives the name alone.
+	Namespace string
+	Name      string
+}
+
+func (s Segment) String() string {
+	if s.Namespace == "" {
+		return s.Name
+	}
+	return s.Namespace + ":" + s.Name
+}
+
+// Matches reports whether the Cluster namespace/name is addressed by s.
+func (s Segment) Matches(namespace, name string) bool {
+	return s.Name == name && (s.Namespace == "" || s.Namespace == namespace)
+}
+
+// ParsePath splits a path into segments. The empty path is the root.
+func ParsePath(p string) ([]Segment, error) {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil, nil
+	}
+	var segs []Segment
+	for _, part := range strings.Split(p, "/") {
+		ns, name, qualified := strings.Cut(part, ":")
+		if !qualified {
+			ns, name = "", part
+		}
+		if name == "" || (qualified && ns == "") || strings.Contains(name, ":") {
+			return nil, fmt.Errorf("invalid path %q: segment %q must be NAME or NAMESPACE:NAME", p, part)
+		}
+		segs = append(segs, Segment{Namespace: ns, Name: name})
+	}
+	return segs, nil
+}
+
+// JoinPath appends a child's segment to its parent's path.
+func JoinPath(parent string, s Segment) string {
+	if parent == "" {
+		return s.String()
+	}
+	return parent + "/" + s.String()
+}
+
+// Segments names each child: by its name alone, or as namespace:name where
+// siblings in other namespaces share the name.
+func Segments(children []Child) []Segment {
+	count := map[string]int{}
+	for _, c := range children {
+		count[c.Name]++
+	}
+	segs := make([]Segment, len(children))
+	for i, c := range children {
+		segs[i] = Segment{Name: c.Name}
+		if count[c.Name] > 1 {
+			segs[i].Namespace = c.Namespace
+		}
+	}
+	return segs
+}

@@ -1,0 +1,163 @@
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ErrRefused marks a kubeconfig that the policy refuses to use.
+var ErrRefused = errors.New("refused by the kubeconfig policy")
+
+// ErrInvalid marks a kubeconfig that cannot be used because it is malformed.
+var ErrInvalid = errors.New("invalid kubeconfig")
+
+// Source names where a kubeconfig came from, for error messages.
+type Source struct {
+	// Namespace and Name of the Secret.
+	Namespace, Name string
+	// Key is the data key of the Secret that holds the kubeconfig.
+	Key string
+}
+
+func (s Source) String() string {
+	return fmt.Sprintf("secret %s/%s", s.Namespace, s.Name)
+}
+
+// FieldError says which field of which Secret made a kubeconfig unusable.
+type FieldError struct {
+	Source Source
+	// Field is the path of the offending field, e.g. users[admin].exec.
+	Field string
+	// Reason says what is wrong, without quoting the field's value.
+	Reason string
+	kind   error
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s, key %q: field %s: %s", e.Source, e.Source.Key, e.Field, e.Reason)
+}
+
+// Unwrap lets callers test with errors.Is(err, ErrRefused) or ErrInvalid.
+func (e *FieldError) Unwrap() error { return e.kind }
+
+// Policy decides which parts of an untrusted kubeconfig may be used.
+// The zero value is the strictest policy and the default.
+type Policy struct{}
+
+// RESTConfig validates data, a kubeconfig from src, and returns a rest.Config
+// built only from its inline, allowed fields.
+func (p Policy) RESTConfig(src Source, data []byte) (*rest.Config, error) {
+	if len(data) == 0 {
+		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is empty or missing", kind: ErrInvalid}
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		// The decoder's message can quote the input, which may hold secrets:
+		// say what is wrong without it.
+		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is not a valid kubeconfig (it could not be decoded)", kind: ErrInvalid}
+	}
+	return p.fromConfig(src, cfg)
+}
+
+func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, error) {
+	ctxName, kctx, err := currentContext(src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cluster, ok := cfg.Clusters[kctx.Cluster]
+	if !ok || cluster == nil {
+		return nil, &FieldError{Source: src, Field: fmt.Sprintf("contexts[%s].cluster", ctxName), Reason: "names a cluster that the kubeconfig does not define", kind: ErrInvalid}
+	}
+	user, ok := cfg.AuthInfos[kctx.AuthInfo]
+	if !ok || user == nil {
+		if kctx.AuthInfo != "" {
+			return nil, &FieldError{Source: src, Field: fmt.Sprintf("contexts[%s].user", ctxName), Reason: "names a user that the kubeconfig does not define", kind: ErrInvalid}
+		}
+		user = clientcmdapi.NewAuthInfo()
+	}
+	if err := checkCluster(src, kctx.Cluster, cluster); err != nil {
+		return nil, err
+	}
+	if err := checkUser(src, kctx.AuthInfo, user); err != nil {
+		return nil, err
+	}
+	return &rest.Config{
+		Host: cluster.Server,
+		TLSClientConfig: rest.TLSClientConfig{
+			ServerName: cluster.TLSServerName,
+			CAData:     cluster.CertificateAuthorityData,
+			CertData:   user.ClientCertificateData,
+			KeyData:    user.ClientKeyData,
+		},
+		BearerToken: user.Token,
+		Username:    user.Username,
+		Password:    user.Password,
+	}, nil
+}
+
+func currentContext(src Source, cfg *clientcmdapi.Config) (string, *clientcmdapi.Context, error) {
+	name := cfg.CurrentContext
+	if name == "" {
+		if len(cfg.Contexts) != 1 {
+			return "", nil, &FieldError{Source: src, Field: "current-context", Reason: fmt.Sprintf("is not set and the kubeconfig has %d contexts", len(cfg.Contexts)), kind: ErrInvalid}
+		}
+		for n := range cfg.Contexts {
+			name = n
+		}
+	}
+	kctx, ok := cfg.Contexts[name]
+	if !ok || kctx == nil {
+		return "", nil, &FieldError{Source: src, Field: "current-context", Reason: "names a context that the kubeconfig does not define", kind: ErrInvalid}
+	}
+	return name, kctx, nil
+}
+
+func checkCluster(src Source, name string, c *clientcmdapi.Cluster) error {
+	field := func(f string) string { return fmt.Sprintf("clusters[%s].%s", name, f) }
+	refuse := func(f, reason string) error {
+		return &FieldError{Source: src, Field: field(f), Reason: reason, kind: ErrRefused}
+	}
+	switch {
+	case c.CertificateAuthority != "":
+		return refuse("certificate-authority", "is a local file path; only certificate-authority-data is accepted in a kubeconfig read from a Secret")
+	case c.InsecureSkipTLSVerify:
+		return refuse("insecure-skip-tls-verify", "turns off server certificate checks; it is never honoured for a kubeconfig read from a Secret")
+	case c.ProxyURL != "":
+		return refuse("proxy-url", "would route the connection through a proxy chosen by the Secret's author")
+	}
+	if c.Server == "" {
+		return &FieldError{Source: src, Field: field("server"), Reason: "is empty", kind: ErrInvalid}
+	}
+	u, err := url.Parse(c.Server)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return &FieldError{Source: src, Field: field("server"), Reason: "is not an http(s) URL", kind: ErrInvalid}
+	}
+	return nil
+}
+
+func checkUser(src Source, name string, u *clientcmdapi.AuthInfo) error {
+	refuse := func(f, reason string) error {
+		return &FieldError{Source: src, Field: fmt.Sprintf("users[%s].%s", name, f), Reason: reason, kind: ErrRefused}
+	}
+	const file = "is a local file path; only inline data is accepted in a kubeconfig read from a Secret"
+	switch {
+	case u.Exec != nil:
+		return refuse("exec", "is an exec credential plugin; running a command named by a Secret is refused")
+	case u.AuthProvider != nil:
+		return refuse("auth-provider", "is an auth-provider plugin; plugins named by a Secret are refused")
+	case u.TokenFile != "":
+		return refuse("tokenFile", file)
+	case u.ClientCertificate != "":
+		return refuse("client-certificate", file)
+	case u.ClientKey != "":
+		return refuse("client-key", file)
+	case u.Impersonate != "" || u.ImpersonateUID != "" || len(u.ImpersonateGroups) > 0 || len(u.ImpersonateUserExtra) > 0:
+		return refuse("as", "asks for impersonation; identities chosen by a Secret are refused")
+	}
+	return nil
+}

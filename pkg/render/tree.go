@@ -1,0 +1,313 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/tree"
+	"github.com/muesli/termenv"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+)
+
+// Options control how a model is drawn.
+type Options struct {
+	// Color turns on ANSI colours; callers decide it once from the
+	// --color flag, NO_COLOR and whether the output is a terminal.
+	Color bool
+}
+
+// The columns of a cluster row, in order.
+var columns = []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "REVISION", "DECLARED BY"}
+
+type styles struct {
+	header, name, enum, bad, warn, good, dim lipgloss.Style
+}
+
+func newStyles(w io.Writer, color bool) styles {
+	r := lipgloss.NewRenderer(w)
+	r.SetColorProfile(termenv.Ascii)
+	if color {
+		r.SetColorProfile(termenv.ANSI)
+	}
+	return styles{
+		header: r.NewStyle().Bold(true),
+		name:   r.NewStyle().Bold(true),
+		enum:   r.NewStyle().PaddingRight(1).Foreground(lipgloss.Color("8")),
+		bad:    r.NewStyle().Foreground(lipgloss.Color("1")),
+		warn:   r.NewStyle().Foreground(lipgloss.Color("3")),
+		good:   r.NewStyle().Foreground(lipgloss.Color("2")),
+		dim:    r.NewStyle().Foreground(lipgloss.Color("8")),
+	}
+}
+
+// row is one cluster's cells, plain text, before padding and colour.
+type row struct {
+	depth int
+	cells []string
+	// health colours a cell: 0 none, 1 good, 2 warn, 3 bad.
+	health []int
+}
+
+const (
+	plain = iota
+	good
+	warn
+	bad
+)
+
+// enumWidth is the width lipgloss' default enumerator takes per level
+// ("├── ", "│   ").
+const enumWidth = 4
+
+// Tree draws the subtree at root: a header, then one row per cluster with
+// its columns aligned across the whole tree, and under each cluster the
+// problems found on it.
+func Tree(w io.Writer, root *fleet.Node, opts Options) error {
+	st := newStyles(w, opts.Color)
+	rows := map[*fleet.Node]*row{}
+	widths := make([]int, len(columns))
+	for i, c := range columns {
+		widths[i] = len(c)
+	}
+	var collect func(n *fleet.Node, depth int)
+	collect = func(n *fleet.Node, depth int) {
+		r := clusterRow(n, depth, depth == 0)
+		rows[n] = r
+		for i, c := range r.cells {
+			width := lipgloss.Width(c)
+			if i == 0 {
+				width += depth * enumWidth
+			}
+			widths[i] = max(widths[i], width)
+		}
+		for _, c := range n.Children {
+			collect(c, depth+1)
+		}
+	}
+	collect(root, 0)
+
+	format := func(r *row) string {
+		var b strings.Builder
+		for i, c := range r.cells {
+			width := widths[i]
+			if i == 0 {
+				width -= r.depth * enumWidth
+			}
+			cell := c + strings.Repeat(" ", max(0, width-lipgloss.Width(c)))
+			if i == len(r.cells)-1 {
+				cell = c
+			}
+			switch {
+			case i == 0 && r.health[i] == bad:
+				cell = st.name.Inherit(st.bad).Render(cell)
+			case i == 0:
+				cell = st.name.Render(cell)
+			case r.health[i] == good:
+				cell = st.good.Render(cell)
+			case r.health[i] == warn:
+				cell = st.warn.Render(cell)
+			case r.health[i] == bad:
+				cell = st.bad.Render(cell)
+			}
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(cell)
+		}
+		return strings.TrimRight(b.String(), " ")
+	}
+
+	var build func(n *fleet.Node) *tree.Tree
+	build = func(n *fleet.Node) *tree.Tree {
+		t := tree.Root(format(rows[n])).EnumeratorStyle(st.enum)
+		for _, leaf := range problems(n, st) {
+			t.Child(leaf)
+		}
+		for _, c := range n.Children {
+			t.Child(build(c))
+		}
+		return t
+	}
+
+	header := make([]string, len(columns))
+	for i, c := range columns {
+		header[i] = c + strings.Repeat(" ", widths[i]-len(c))
+		if i == len(columns)-1 {
+			header[i] = c
+		}
+	}
+	if _, err := fmt.Fprintln(w, st.header.Render(strings.Join(header, "  "))); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, build(root).String())
+	return err
+}
+
+func clusterRow(n *fleet.Node, depth int, isRoot bool) *row {
+	name := n.Name
+	if !isRoot {
+		name = lastSegment(n.Path)
+	}
+	r := &row{depth: depth}
+	add := func(cell string, health int) {
+		if cell == "" {
+			cell = "-"
+		}
+		r.cells = append(r.cells, cell)
+		r.health = append(r.health, health)
+	}
+	nameHealth := plain
+	if n.Error != "" {
+		nameHealth = bad
+	}
+	add(name, nameHealth)
+	add(n.Provider, plain)
+	add(version(n), versionHealth(n))
+	add(n.Phase, phaseHealth(n.Phase))
+	add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
+	add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
+	add(replicas(n.Workers), replicaHealth(n.Workers))
+	fluxCell, fluxHealth := fluxSummary(n)
+	add(fluxCell, fluxHealth)
+	rev := ""
+	if n.Flux != nil {
+		rev = n.Flux.Revision
+	}
+	add(rev, plain)
+	add(n.DeclaredBy, plain)
+	return r
+}
+
+func lastSegment(path string) string {
+	if i := strings.LastIndex(path, "/"); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+func version(n *fleet.Node) string {
+	switch {
+	case n.Version == "":
+		return n.LiveVersion
+	case n.LiveVersion == "" || n.LiveVersion == n.Version:
+		return n.Version
+	default:
+		return n.Version + " (live " + n.LiveVersion + ")"
+	}
+}
+
+func versionHealth(n *fleet.Node) int {
+	if n.Version != "" && n.LiveVersion != "" && n.Version != n.LiveVersion {
+		return warn
+	}
+	return plain
+}
+
+func phaseHealth(phase string) int {
+	switch phase {
+	case "Provisioned":
+		return good
+	case "Failed", "Deleting":
+		return bad
+	case "":
+		return plain
+	}
+	return warn
+}
+
+func replicas(r *fleet.Replicas) string {
+	if r == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", r.Ready, r.Desired)
+}
+
+func replicaHealth(r *fleet.Replicas) int {
+	switch {
+	case r == nil:
+		return plain
+	case r.Ready < r.Desired:
+		return warn
+	}
+	return good
+}
+
+func fluxSummary(n *fleet.Node) (string, int) {
+	f := n.Flux
+	switch {
+	case f == nil:
+		return "", plain
+	case !f.Installed && f.Error == "":
+		return "not installed", plain
+	}
+	var parts []string
+	health := good
+	for _, c := range []struct {
+		label string
+		count fleet.Count
+	}{{"ks", f.Kustomizations}, {"hr", f.HelmReleases}} {
+		if c.count.Total == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d/%d", c.label, c.count.Ready, c.count.Total))
+		if c.count.Ready < c.count.Total {
+			health = warn
+		}
+	}
+	if f.Suspended > 0 {
+		parts = append(parts, fmt.Sprintf("%d suspended", f.Suspended))
+		health = warn
+	}
+	if f.Error != "" {
+		parts = append(parts, "error")
+		health = bad
+	}
+	if len(parts) == 0 {
+		return "none", plain
+	}
+	return strings.Join(parts, ", "), health
+}
+
+// problems are the leaves drawn under a cluster: why it could not be read,
+// Flux objects that are not ready or are suspended, and the parent's Flux
+// objects that apply to it through spec.kubeConfig.
+func problems(n *fleet.Node, st styles) []string {
+	var out []string
+	if n.Error != "" {
+		out = append(out, st.bad.Render("✗ "+n.Error))
+	}
+	var objects []fleet.FluxObject
+	if n.Flux != nil {
+		if n.Flux.Error != "" {
+			out = append(out, st.bad.Render("✗ flux: "+n.Flux.Error))
+		}
+		objects = n.Flux.Objects
+	}
+	for _, o := range objects {
+		id := o.Kind + " " + o.Namespace + "/" + o.Name
+		switch {
+		case o.Suspended:
+			out = append(out, st.warn.Render("‖ "+id+" is suspended"))
+		case !o.IsReady():
+			msg := id + " is not ready"
+			if o.Message != "" {
+				msg += ": " + o.Message
+			}
+			out = append(out, st.warn.Render("! "+msg))
+		}
+	}
+	for _, o := range n.AppliedFrom {
+		state := "ready"
+		if !o.IsReady() {
+			state = "not ready"
+		}
+		if o.Suspended {
+			state = "suspended"
+		}
+		out = append(out, st.dim.Render(fmt.Sprintf("← %s %s/%s on the parent applies here (spec.kubeConfig), %s", o.Kind, o.Namespace, o.Name, state)))
+	}
+	return out
+}
