@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -69,11 +70,40 @@ func (f *Fleet) populateMember(ctx context.Context, m *Member) error {
 		if value == nil {
 			continue
 		}
-		if err := createSecret(ctx, m.Client, child, value); err != nil {
+		if err := createSecret(ctx, m.Client, child, child.Name+"-kubeconfig", child.Name, value); err != nil {
+			return err
+		}
+		if err := f.createUserSecret(ctx, m, child, i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// createUserSecret writes the user kubeconfig an infrastructure provider
+// keeps beside the admin one: it reaches the child's apiserver through an
+// exec plugin, the sandbox's marker plugin with the provider's arguments.
+func (f *Fleet) createUserSecret(ctx context.Context, parent *Member, child *ClusterSpec, i int) error {
+	var name, label string
+	var exec *clientcmdapi.ExecConfig
+	switch child.UserKubeconfig {
+	case "":
+		return nil
+	case UserKubeconfigCAPA:
+		name, label = child.Name+"-user-kubeconfig", child.Name+"-user"
+		exec = &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1beta1", Command: f.ExecPluginPath(),
+			Args: []string{"eks", "get-token", "--cluster-name", child.Name}, InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode}
+	case UserKubeconfigCAPZ:
+		name, label = child.Name+"-kubeconfig-user", child.Name
+		exec = &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1beta1", Command: f.ExecPluginPath(),
+			Args: []string{"get-token", "--login", "azurecli", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"}, InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode}
+	}
+	member := f.Members[f.ChildPath(parent.Path, i)]
+	value, err := kubeconfigFor(child.Name, member.Config, &clientcmdapi.AuthInfo{Exec: exec})
+	if err != nil {
+		return err
+	}
+	return createSecret(ctx, parent.Client, child, name, label, value)
 }
 
 // adminKubeconfig is what CAPI writes for a cluster: a system:masters user
@@ -269,11 +299,11 @@ func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
 	})
 }
 
-func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, value []byte) error {
+func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, clusterLabel string, value []byte) error {
 	obj := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: s.Namespace, Name: s.Name + "-kubeconfig",
-			Labels: map[string]string{clusterv1.ClusterNameLabel: s.Name},
+			Namespace: s.Namespace, Name: name,
+			Labels: map[string]string{clusterv1.ClusterNameLabel: clusterLabel},
 		},
 		Type: clusterv1.ClusterSecretType,
 		Data: map[string][]byte{"value": value},

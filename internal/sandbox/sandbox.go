@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -34,6 +35,8 @@ const (
 	TokenFile = "token"
 	// ForbiddenUser is the user of "forbidden" faults: no RBAC rights at all.
 	ForbiddenUser = "fleet-no-rights"
+	// ExecUser is the root cluster's admin whose credential the exec plugin returns.
+	ExecUser = "fleet-exec"
 )
 
 // Options say where a fleet keeps its files and which binaries it runs.
@@ -220,12 +223,38 @@ func (f *Fleet) writeFile(name string, data []byte, mode os.FileMode) error {
 }
 
 func (f *Fleet) writeFaultFiles() error {
-	script := fmt.Sprintf("#!/bin/sh\n# kubectl fleet must never run this: it came from a kubeconfig in a Secret.\ntouch %q\necho '{}'\n", filepath.Join(f.Dir, ExecMarkerFile))
+	script, err := f.execPlugin()
+	if err != nil {
+		return err
+	}
 	return errors.Join(
-		f.writeFile(ExecPluginFile, []byte(script), 0o755),
+		f.writeFile(ExecPluginFile, script, 0o755),
 		f.writeFile(TokenFile, []byte("sandbox-token-that-must-never-be-read\n"), 0o600),
 	)
 }
+
+// execPlugin is the exec credential plugin of "exec" faults and of user
+// kubeconfigs. It leaves a marker when it runs, so tests can prove it never
+// did; and it answers with a real credential (an admin of the root cluster,
+// which "exec" faults point at), so that --allow-exec can be shown to work.
+func (f *Fleet) execPlugin() ([]byte, error) {
+	user, err := f.Members[""].Env.AddUser(envtest.User{Name: ExecUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", ExecUser, err)
+	}
+	cred, err := json.Marshal(map[string]any{
+		"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+		"status": map[string]string{"clientCertificateData": string(user.Config().CertData), "clientKeyData": string(user.Config().KeyData)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, "#!/bin/sh\n# An exec credential plugin named by a kubeconfig in a Secret: kubectl fleet\n# must never run it unless --allow-exec lists it.\ntouch %q\ncat <<'JSON'\n%s\nJSON\n",
+		filepath.Join(f.Dir, ExecMarkerFile), cred), nil
+}
+
+// ExecPluginPath is the exec credential plugin of "exec" faults and user kubeconfigs.
+func (f *Fleet) ExecPluginPath() string { return filepath.Join(f.Dir, ExecPluginFile) }
 
 // ExecMarker is the file an exec plugin of an "exec" fault creates if it runs.
 func (f *Fleet) ExecMarker() string { return filepath.Join(f.Dir, ExecMarkerFile) }
@@ -243,8 +272,8 @@ func (f *Fleet) faultKubeconfig(parent *Member, child *ClusterSpec) ([]byte, err
 	case KubeconfigGarbage:
 		return []byte("this: is [not a kubeconfig\n\x00\x01"), nil
 	case KubeconfigExec:
-		return kubeconfigFor(child.Name, parent.Config, &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
-			APIVersion: "client.authentication.k8s.io/v1", Command: filepath.Join(f.Dir, ExecPluginFile), InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+		return kubeconfigFor(child.Name, root.Config, &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+			APIVersion: "client.authentication.k8s.io/v1", Command: f.ExecPluginPath(), InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
 		}})
 	case KubeconfigTokenFile:
 		return kubeconfigFor(child.Name, parent.Config, &clientcmdapi.AuthInfo{TokenFile: f.TokenFilePath()})

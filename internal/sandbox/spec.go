@@ -22,6 +22,12 @@ const (
 	KubeconfigCycle       = "cycle"
 )
 
+// User kubeconfig Secrets of infrastructure providers.
+const (
+	UserKubeconfigCAPA = "capa"
+	UserKubeconfigCAPZ = "capz"
+)
+
 // DefaultVersion is the Kubernetes version clusters declare unless the spec says otherwise.
 const DefaultVersion = "v1.36.3"
 
@@ -50,9 +56,13 @@ type ClusterSpec struct {
 	// Cluster object, written as Flux's ownership labels.
 	DeclaredBy string `json:"declaredBy,omitempty"`
 	// Kubeconfig is "valid" or one of the faults.
-	Kubeconfig string        `json:"kubeconfig,omitempty"`
-	Flux       []FluxSpec    `json:"flux,omitempty"`
-	Clusters   []ClusterSpec `json:"clusters,omitempty"`
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// UserKubeconfig adds the user kubeconfig Secret an infrastructure
+	// provider writes: "capa" (<name>-user-kubeconfig, exec aws eks
+	// get-token) or "capz" (<name>-kubeconfig-user, exec kubelogin).
+	UserKubeconfig string        `json:"userKubeconfig,omitempty"`
+	Flux           []FluxSpec    `json:"flux,omitempty"`
+	Clusters       []ClusterSpec `json:"clusters,omitempty"`
 }
 
 // ReplicaSpec is a desired/ready count of machines.
@@ -156,8 +166,11 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.DeclaredBy != "" && len(strings.Split(c.DeclaredBy, "/")) != 3 {
 			return fmt.Errorf("%s: declaredBy %q is not KIND/NAMESPACE/NAME", where, c.DeclaredBy)
 		}
-		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0) {
-			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters nor flux objects", where, c.Kubeconfig)
+		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPZ {
+			return fmt.Errorf("%s: userKubeconfig %q is not capa or capz", where, c.UserKubeconfig)
+		}
+		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "") {
+			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects nor a user kubeconfig", where, c.Kubeconfig)
 		}
 	}
 	var errs []error

@@ -30,6 +30,15 @@ const KubeconfigKey = "value"
 // KubeconfigSecretName is the name of the Secret that holds a cluster's kubeconfig.
 func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig" }
 
+// UserKubeconfigSecretNames are the Secrets in which infrastructure providers
+// keep a kubeconfig for people rather than controllers: CAPA writes
+// <cluster>-user-kubeconfig (exec: aws eks get-token or aws-iam-authenticator;
+// labelled cluster.x-k8s.io/cluster-name=<cluster>-user, so found by name),
+// CAPZ's AzureManagedControlPlane <cluster>-kubeconfig-user (exec: kubelogin).
+func UserKubeconfigSecretNames(cluster string) []string {
+	return []string{cluster + "-user-kubeconfig", cluster + "-kubeconfig-user"}
+}
+
 // Connector holds what every connection of one walk shares.
 type Connector struct {
 	// Policy decides what a kubeconfig read from a Secret may use.
@@ -174,4 +183,25 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (fleet.Cluster
 		return nil, err
 	}
 	return c.connector.Connect(cfg)
+}
+
+// ErrSecretNotFound marks a kubeconfig Secret that does not exist.
+var ErrSecretNotFound = errors.New("kubeconfig secret not found")
+
+// ReadKubeconfig returns the kubeconfig in the first of the Secrets names,
+// in namespace, that exists.
+func (c *Cluster) ReadKubeconfig(ctx context.Context, namespace string, names ...string) (kubeconfig.Source, []byte, error) {
+	for _, name := range names {
+		src := kubeconfig.Source{Namespace: namespace, Name: name, Key: KubeconfigKey}
+		secret := &corev1.Secret{}
+		err := c.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return src, nil, fmt.Errorf("failed to read %s: %w", src, err)
+		}
+		return src, secret.Data[KubeconfigKey], nil
+	}
+	return kubeconfig.Source{}, nil, ErrSecretNotFound
 }

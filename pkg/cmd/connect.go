@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
@@ -38,4 +39,23 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (fleet.Cluster, stri
 		return nil, "", err
 	}
 	return root, name, nil
+}
+
+// policy is the kubeconfig policy of this invocation: the strict default
+// plus the --allow-exec allowlist, announcing on stderr each allowed plugin
+// before its first use.
+func (o *RootOptions) policy() kubeconfig.Policy {
+	var mu sync.Mutex
+	announced := map[string]bool{}
+	return kubeconfig.Policy{
+		AllowExec: o.AllowExec,
+		OnExec: func(src kubeconfig.Source, command string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !announced[command] {
+				announced[command] = true
+				fmt.Fprintf(o.ErrOut, "warning: running exec credential plugin %s, named by %s (allowed by --%s)\n", command, src, flagAllowExec)
+			}
+		},
+	}
 }

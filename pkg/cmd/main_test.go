@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +73,9 @@ func runWithFleets(m *testing.M) (int, error) {
 	}
 	wg.Wait()
 	defer func() {
+		if pluginPath != "" {
+			_ = os.RemoveAll(filepath.Dir(pluginPath))
+		}
 		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet} {
 			if f != nil {
 				if err := f.Stop(); err != nil {
@@ -126,8 +131,14 @@ func onFleet(t *testing.T, f *sandbox.Fleet, args ...string) result {
 
 var portRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 
-// scrub replaces what changes from run to run: the sandbox's loopback ports.
+// scrub replaces what changes from run to run: the sandbox's loopback ports
+// and directories.
 func scrub(s string) []byte {
+	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet} {
+		if f != nil {
+			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
+		}
+	}
 	return []byte(portRE.ReplaceAllString(s, "127.0.0.1:PORT"))
 }
 

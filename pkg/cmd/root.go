@@ -6,10 +6,12 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -26,6 +28,7 @@ const (
 	flagTimeout     = "timeout"
 	flagConcurrency = "concurrency"
 	flagDepth       = "depth"
+	flagAllowExec   = "allow-exec"
 )
 
 // Values of --color.
@@ -42,6 +45,9 @@ type RootOptions struct {
 	genericiooptions.IOStreams
 	// Color is auto, always or never.
 	Color string
+	// AllowExec lists exec credential plugins, by absolute path, that
+	// kubeconfigs read from Secrets may run while walking.
+	AllowExec []string
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
 }
@@ -76,10 +82,14 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := root.PersistentFlags()
 	o.ConfigFlags.AddFlags(flags)
 	flags.StringVar(&o.Color, flagColor, o.Color, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	flags.StringSliceVar(&o.AllowExec, flagAllowExec, nil, "Exec credential plugins, by absolute path, that kubeconfigs read from Secrets may run (comma-separated; refused otherwise)")
 	addKlogVerbosity(root)
 
 	root.AddCommand(
 		NewCmdTree(o),
+		NewCmdList(o),
+		NewCmdGet(o),
+		NewCmdGetKubeconfig(o),
 		NewCmdVersion(o),
 	)
 	return root
@@ -97,16 +107,23 @@ func addKlogVerbosity(cmd *cobra.Command) {
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
 	root := NewCmdRoot(streams)
 	root.SetArgs(args)
-	return exitCode(streams.ErrOut, root.ExecuteContext(ctx))
+	return exitCode(streams.ErrOut, root.ExecuteContext(withRedactingLogger(ctx)))
 }
 
-// validateColor checks --color.
-func (o *RootOptions) validateColor() error {
+// validateShared checks the flags every command shares: --color and --allow-exec.
+func (o *RootOptions) validateShared() error {
+	var errs []error
 	switch o.Color {
 	case colorAuto, colorAlways, colorNever:
-		return nil
+	default:
+		errs = append(errs, fmt.Errorf("invalid --%s %q: use auto, always or never", flagColor, o.Color))
 	}
-	return fmt.Errorf("invalid --%s %q: use auto, always or never", flagColor, o.Color)
+	for _, p := range o.AllowExec {
+		if !filepath.IsAbs(p) {
+			errs = append(errs, fmt.Errorf("invalid --%s %q: give the plugin's absolute path", flagAllowExec, p))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // useColor decides once whether output to w is coloured: --color always or

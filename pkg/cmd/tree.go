@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
 )
 
@@ -23,18 +21,18 @@ const (
 type TreeOptions struct {
 	*RootOptions
 
-	Path        string
-	Depth       int
-	Concurrency int
-	Timeout     time.Duration
-	Output      string
+	WalkFlags
+
+	Path   string
+	Depth  int
+	Output string
 
 	segments []fleet.Segment
 }
 
 // NewTreeOptions returns the defaults of `kubectl fleet tree`.
 func NewTreeOptions(root *RootOptions) *TreeOptions {
-	return &TreeOptions{RootOptions: root, Depth: -1, Concurrency: fleet.DefaultConcurrency, Timeout: 10 * time.Second}
+	return &TreeOptions{RootOptions: root, WalkFlags: NewWalkFlags(), Depth: -1}
 }
 
 // NewCmdTree builds `kubectl fleet tree`.
@@ -62,7 +60,9 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 
 			PATH narrows the tree to one subtree: the names of the Clusters from
 			the root down, joined by "/" (aws, aws/team-a). Where two Clusters of
-			one parent share a name, qualify it with its namespace: ns:name.`),
+			one parent share a name, qualify it with its namespace: ns:name.
+			--env selects environments: the master of that name or, where no
+			master has it, the masters of that infrastructure provider.`),
 		Example: templates.Examples(`
 			# Draw the whole fleet below the current context
 			kubectl fleet tree
@@ -70,9 +70,13 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 			# Only the aws master and its tenants
 			kubectl fleet tree aws
 
+			# The aws environment: the master named aws, or the masters on AWS
+			kubectl fleet tree --env aws
+
 			# The masters only, as JSON
 			kubectl fleet tree --depth 1 -o json`),
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completePaths(root),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
@@ -84,9 +88,8 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	o.AddFlags(f)
 	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below PATH to walk; -1 for all")
-	f.IntVar(&o.Concurrency, flagConcurrency, o.Concurrency, "How many clusters to talk to at once")
-	f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "Time allowed per cluster: reading its kubeconfig Secret, connecting and reading its state")
 	f.StringVarP(&o.Output, flagOutput, "o", o.Output, "Output format: tree (default), json or yaml")
 	return cmd
 }
@@ -107,7 +110,7 @@ func (o *TreeOptions) Complete(args []string) error {
 // Validate checks the flags, one message per problem.
 func (o *TreeOptions) Validate() error {
 	var errs []error
-	if err := o.validateColor(); err != nil {
+	if err := o.validateShared(); err != nil {
 		errs = append(errs, err)
 	}
 	switch o.Output {
@@ -118,29 +121,29 @@ func (o *TreeOptions) Validate() error {
 	if o.Depth < -1 {
 		errs = append(errs, fmt.Errorf("invalid --%s %d: use a number of levels, or -1 for all", flagDepth, o.Depth))
 	}
-	if o.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("invalid --%s %d: it must be at least 1", flagConcurrency, o.Concurrency))
-	}
-	if o.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, o.Timeout))
-	}
+	errs = append(errs, o.WalkFlags.Validate()...)
 	return errors.Join(errs...)
 }
 
 // Run walks the fleet and draws it.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	root, name, err := o.rootCluster(kubeconfig.Policy{})
+	root, name, err := o.rootCluster(o.policy())
 	if err != nil {
 		return err
 	}
-	node, err := fleet.Walk(ctx, root, name, fleet.Options{
-		Path: o.segments, Depth: o.Depth, Concurrency: o.Concurrency, Timeout: o.Timeout,
-	})
+	var paths [][]fleet.Segment
+	if o.Path != "" {
+		paths = [][]fleet.Segment{o.segments}
+	}
+	res, err := walk(ctx, root, name, o.Options(paths, o.Depth))
 	if err != nil {
 		return err
 	}
-	if node.Path == "" && node.Error != "" {
-		return fmt.Errorf("cannot read the root cluster (context %q): %s", name, node.Error)
+	// One PATH is drawn from its cluster; otherwise from the root, with the
+	// clusters on the way to each selected environment.
+	node := res.Root
+	if o.Path != "" {
+		node = res.Selected[0]
 	}
 	switch o.Output {
 	case outputJSON:
@@ -153,18 +156,19 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return partial(node)
+	var nodes []*fleet.Node
+	node.Walk(func(n *fleet.Node) { nodes = append(nodes, n) })
+	return partialOf(nodes)
 }
 
-// partial turns clusters that could not be read into ExitPartial.
-func partial(node *fleet.Node) error {
-	total, failed := 0, 0
-	node.Walk(func(n *fleet.Node) {
-		total++
+// partialOf turns clusters that could not be read into ExitPartial.
+func partialOf(nodes []*fleet.Node) error {
+	total, failed := len(nodes), 0
+	for _, n := range nodes {
 		if n.Error != "" || (n.Flux != nil && n.Flux.Error != "") {
 			failed++
 		}
-	})
+	}
 	if failed == 0 {
 		return nil
 	}

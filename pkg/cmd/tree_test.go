@@ -30,7 +30,7 @@ func TestTreeDrawsEveryFault(t *testing.T) {
 	if r.code != 3 {
 		t.Errorf("exit %d, want 3 (partial)", r.code)
 	}
-	if want := "error: 7 of 10 clusters could not be read completely; see their errors above\n"; r.stderr != want {
+	if want := "error: 7 of 11 clusters could not be read completely; see their errors above\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 	golden.Assert(t, "tree/faults", scrub(r.stdout))
@@ -152,21 +152,23 @@ func TestTreeNarrowsToPathAndDepth(t *testing.T) {
 	needFleets(t)
 	tests := []struct {
 		name      string
+		faults    bool
 		args      []string
 		wantPaths []string
 	}{
-		{"a master", []string{"aws"}, []string{"aws", "aws/team-a", "aws/team-b", "aws/team-c"}},
-		{"a tenant", []string{"azure/team-y"}, []string{"azure/team-y"}},
-		{"masters only", []string{"--depth", "1"}, []string{"", "aws", "azure"}},
-		{"the root alone", []string{"--depth", "0"}, []string{""}},
-		{"a namespace-qualified tenant", []string{"aws/tenants:team-c"}, []string{"aws/tenants:team-c"}},
+		{"a master", false, []string{"aws"}, []string{"aws", "aws/team-a", "aws/team-b", "aws/team-c"}},
+		{"a tenant", false, []string{"azure/team-y"}, []string{"azure/team-y"}},
+		{"masters only", false, []string{"--depth", "1"}, []string{"", "aws", "azure"}},
+		{"the root alone", false, []string{"--depth", "0"}, []string{""}},
+		{"an environment", false, []string{"--env", "azure"}, []string{"", "azure", "azure/team-x", "azure/team-y"}},
+		{"a namespace-qualified tenant", true, []string{"aws/tenants:team-a"}, []string{"aws/tenants:team-a", "aws/tenants:team-a/edge"}},
+		{"three levels down", true, []string{"aws/tenants:team-a/edge"}, []string{"aws/tenants:team-a/edge"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := demoFleet
-			if strings.Contains(tt.args[0], ":") {
+			if tt.faults {
 				f = faultsFleet
-				tt.args[0], tt.wantPaths[0] = "aws/tenants:team-a", "aws/tenants:team-a"
 			}
 			r := onFleet(t, f, append([]string{"tree", "-o", "json"}, tt.args...)...)
 			if r.code != 0 {
@@ -270,13 +272,9 @@ func TestTreeThroughKubectl(t *testing.T) {
 	needFleets(t)
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skip("kubectl is not installed")
+		t.Fatalf("kubectl is not installed: %v", err)
 	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-fleet"), "../../cmd/kubectl-fleet")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(plugin(t))
 	tests := []struct {
 		name     string
 		fleet    *sandbox.Fleet

@@ -74,3 +74,38 @@ func Segments(children []Child) []Segment {
 	}
 	return segs
 }
+
+// ComparePaths orders paths segment by segment, so that a cluster's subtree
+// follows it directly: aws, aws/team-a, aws-east (not aws, aws-east,
+// aws/team-a); siblings go by name, then namespace, as in the tree.
+func ComparePaths(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	if a == "" {
+		as = nil
+	}
+	if b == "" {
+		bs = nil
+	}
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if c := compareSegments(as[i], bs[i]); c != 0 {
+			return c
+		}
+	}
+	return len(as) - len(bs)
+}
+
+// compareSegments orders by name, then namespace, as the walk orders siblings.
+func compareSegments(a, b string) int {
+	an, aname, aq := strings.Cut(a, ":")
+	if !aq {
+		an, aname = "", a
+	}
+	bn, bname, bq := strings.Cut(b, ":")
+	if !bq {
+		bn, bname = "", b
+	}
+	if c := strings.Compare(aname, bname); c != 0 {
+		return c
+	}
+	return strings.Compare(an, bn)
+}

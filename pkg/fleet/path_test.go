@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,5 +56,14 @@ func TestSegmentsQualifyOnlySharedNames(t *testing.T) {
 		if err != nil || back[1] != s {
 			t.Errorf("segment %v does not survive JoinPath/ParsePath: %v, %v", s, back, err)
 		}
+	}
+}
+
+func TestComparePathsKeepsSubtreesTogether(t *testing.T) {
+	paths := []string{"aws-east", "aws/tenants:team-a", "", "aws/team-b", "aws", "azure", "aws/staging:team-a", "aws/tenants:team-a/x"}
+	sort.Slice(paths, func(i, j int) bool { return fleet.ComparePaths(paths[i], paths[j]) < 0 })
+	want := []string{"", "aws", "aws/staging:team-a", "aws/tenants:team-a", "aws/tenants:team-a/x", "aws/team-b", "aws-east", "azure"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
@@ -45,9 +44,13 @@ type Child struct {
 
 // Options tune a walk.
 type Options struct {
-	// Path narrows the walk to the subtree at this path; nil is the root.
-	Path []Segment
-	// Depth limits how many levels below the Path's cluster are walked;
+	// Paths and Envs select the subtrees to walk: the clusters at Paths, and
+	// the masters (children of the root) of each environment in Envs, by
+	// name or, where no master has that name, by provider. With neither, the
+	// whole fleet is selected.
+	Paths [][]Segment
+	Envs  []string
+	// Depth limits how many levels below each selected cluster are walked;
 	// negative means no limit.
 	Depth int
 	// Concurrency bounds how many clusters are talked to at once.
@@ -60,65 +63,111 @@ type Options struct {
 // DefaultConcurrency is the default bound on clusters talked to at once.
 const DefaultConcurrency = 16
 
-// ErrPath marks a path that does not address exactly one cluster.
-var ErrPath = errors.New("path does not address a cluster")
-
-// PathError says where a path stopped matching and what it could have been.
-type PathError struct {
-	// Path is the whole path asked for.
-	Path string
-	// Parent is the path of the cluster whose children did not match.
-	Parent string
-	// Segment is the segment that did not match.
-	Segment Segment
-	// Candidates are the paths of the children at that level that match
-	// Segment (when ambiguous) or of all of them (when nothing matched).
-	Candidates []string
-	Ambiguous  bool
-	// Cause is set when the walk could not read the parent's children.
-	Cause string
+// Result is what a walk found.
+type Result struct {
+	// Root is the root cluster. Outside the selection, the tree holds only
+	// the clusters on the way to it.
+	Root *Node
+	// Selected are the clusters the options selected, in path order; each
+	// one's subtree is walked. Without a selection it is Root alone.
+	Selected []*Node
 }
 
-func (e *PathError) Error() string {
-	parent := e.Parent
-	if parent == "" {
-		parent = "the root cluster"
+// Nodes returns every node of the selected subtrees once, in path order.
+func (r *Result) Nodes() []*Node {
+	seen := map[*Node]bool{}
+	var out []*Node
+	for _, s := range r.Selected {
+		s.Walk(func(n *Node) {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		})
 	}
-	switch {
-	case e.Cause != "":
-		return fmt.Sprintf("cannot resolve path %q: %s: %s", e.Path, parent, e.Cause)
-	case e.Ambiguous:
-		return fmt.Sprintf("path %q is ambiguous: %q names clusters in several namespaces of %s; use one of: %s",
-			e.Path, e.Segment.String(), parent, strings.Join(e.Candidates, ", "))
-	case len(e.Candidates) == 0:
-		return fmt.Sprintf("no cluster %q in %s: it manages no clusters", e.Segment.String(), parent)
-	default:
-		return fmt.Sprintf("no cluster %q in %s; candidates: %s", e.Segment.String(), parent, strings.Join(e.Candidates, ", "))
-	}
+	sort.SliceStable(out, func(i, j int) bool { return ComparePaths(out[i].Path, out[j].Path) < 0 })
+	return out
 }
 
-// Unwrap makes errors.Is(err, ErrPath) true.
-func (e *PathError) Unwrap() error { return ErrPath }
-
-// Walk visits the fleet below root, named rootName, and returns the node at
-// opts.Path. Clusters that cannot be reached or read become nodes carrying
-// their error; only a path that does not resolve, or a cancelled ctx, makes
-// Walk fail.
-func Walk(ctx context.Context, root Cluster, rootName string, opts Options) (*Node, error) {
+// Walk visits the fleet below root, named rootName, as far as opts select.
+// Clusters that cannot be reached or read become nodes carrying their error;
+// only a selection that does not resolve, or a cancelled ctx, makes Walk fail.
+func Walk(ctx context.Context, root Cluster, rootName string, opts Options) (*Result, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
-	w := &walker{opts: opts, sem: make(chan struct{}, opts.Concurrency)}
+	w := &walker{opts: opts, sem: make(chan struct{}, opts.Concurrency), selected: map[*Node]bool{}}
 	node := &Node{Name: rootName, Children: []*Node{}}
-	w.visit(ctx, node, func(context.Context) (Cluster, error) { return root, nil }, nil, 0)
+	sel := selection{envs: opts.Envs, root: len(opts.Paths) == 0 && len(opts.Envs) == 0}
+	for _, p := range opts.Paths {
+		sel.paths = append(sel.paths, pathRef{full: p})
+	}
+	w.visit(ctx, node, func(context.Context) (Cluster, error) { return root, nil }, nil, sel)
 	w.wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("walk interrupted: %w", err)
 	}
-	if w.pathErr != nil {
-		return nil, w.pathErr
+	if len(w.errs) > 0 {
+		return nil, errors.Join(w.errs...)
 	}
-	return w.target, nil
+	res := &Result{Root: node}
+	for n := range w.selected {
+		res.Selected = append(res.Selected, n)
+	}
+	sort.Slice(res.Selected, func(i, j int) bool { return ComparePaths(res.Selected[i].Path, res.Selected[j].Path) < 0 })
+	return res, nil
+}
+
+// pathRef is a selected path and how much of it is matched so far.
+type pathRef struct {
+	full    []Segment
+	matched int
+}
+
+func (p pathRef) done() bool    { return p.matched == len(p.full) }
+func (p pathRef) next() Segment { return p.full[p.matched] }
+func (p pathRef) String() string {
+	s := ""
+	for _, seg := range p.full {
+		s = JoinPath(s, seg)
+	}
+	return s
+}
+
+// selection says what to walk at and below a node.
+type selection struct {
+	// root marks a cluster the options select: its subtree is walked.
+	root bool
+	// inside is true within a selected subtree; remaining is how many levels
+	// below this node may still be walked there (negative: no limit).
+	inside    bool
+	remaining int
+	// paths are the selected paths that lead through this node.
+	paths []pathRef
+	// envs are the environments to pick among this node's children; only
+	// the root has them.
+	envs []string
+}
+
+// merge combines two reasons to walk the same child.
+func (s selection) merge(o selection) selection {
+	switch {
+	case s.inside && o.inside:
+		s.remaining = maxDepth(s.remaining, o.remaining)
+	case o.inside:
+		s.remaining = o.remaining
+	}
+	s.root, s.inside = s.root || o.root, s.inside || o.inside
+	s.paths = append(s.paths, o.paths...)
+	return s
+}
+
+// maxDepth is the deeper of two depth limits; negative means no limit.
+func maxDepth(a, b int) int {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return max(a, b)
 }
 
 type walker struct {
@@ -126,9 +175,9 @@ type walker struct {
 	sem  chan struct{}
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex
-	pathErr error
-	target  *Node
+	mu       sync.Mutex
+	errs     []error
+	selected map[*Node]bool
 }
 
 type ancestor struct{ identity, path string }
@@ -136,55 +185,95 @@ type ancestor struct{ identity, path string }
 // visit fills node from its cluster and starts the visits of its children.
 // It holds a concurrency slot only while it talks to the cluster, never while
 // children run, so a deep fleet cannot starve itself.
-func (w *walker) visit(ctx context.Context, node *Node, connect func(context.Context) (Cluster, error), ancestors []ancestor, depth int) {
-	cluster, id, children, ok := w.read(ctx, node, connect, ancestors)
-	onPath := depth < len(w.opts.Path)
-	if depth == len(w.opts.Path) {
+func (w *walker) visit(ctx context.Context, node *Node, connect func(context.Context) (Cluster, error), ancestors []ancestor, sel selection) {
+	for _, p := range sel.paths {
+		if p.done() {
+			sel.root = true
+		}
+	}
+	if sel.root {
+		if sel.inside {
+			sel.remaining = maxDepth(sel.remaining, w.opts.Depth)
+		} else {
+			sel.inside, sel.remaining = true, w.opts.Depth
+		}
 		w.mu.Lock()
-		w.target = node
+		w.selected[node] = true
 		w.mu.Unlock()
 	}
+
+	cluster, id, children, ok := w.read(ctx, node, connect, ancestors)
 	if !ok {
-		if onPath {
-			w.fail(&PathError{Path: w.pathString(), Parent: node.Path, Segment: w.opts.Path[depth], Cause: node.Error})
+		for _, p := range sel.paths {
+			if !p.done() {
+				w.fail(&PathError{Path: p.String(), Parent: node.Path, Segment: p.next(), Cause: node.Error})
+			}
 		}
-		return
-	}
-	if !onPath && w.opts.Depth >= 0 && depth-len(w.opts.Path) >= w.opts.Depth {
+		for _, env := range sel.envs {
+			w.fail(&EnvError{Env: env, Cause: node.Error})
+		}
 		return
 	}
 
-	// Paths lead with names, so siblings read by name, then namespace.
-	sort.Slice(children, func(i, j int) bool {
-		if children[i].Name != children[j].Name {
-			return children[i].Name < children[j].Name
-		}
-		return children[i].Namespace < children[j].Namespace
-	})
+	sortChildren(children)
 	segs := Segments(children)
-	if onPath {
-		i, err := w.match(node.Path, children, segs, depth)
-		if err != nil {
-			w.fail(err)
-			return
-		}
-		children, segs = children[i:i+1], segs[i:i+1]
-	}
+	next := w.childSelections(node.Path, children, segs, sel)
 
 	ancestors = append(ancestors[:len(ancestors):len(ancestors)], ancestor{identity: id, path: node.Path})
-	node.Children = make([]*Node, len(children))
 	for i, child := range children {
+		cs, walked := next[i]
+		if !walked {
+			continue
+		}
 		n := newNode(node.Path, segs[i], child)
 		if node.Flux != nil {
 			n.AppliedFrom = appliedTo(node.Flux.Objects, child)
 		}
-		node.Children[i] = n
+		node.Children = append(node.Children, n)
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			w.visit(ctx, n, func(ctx context.Context) (Cluster, error) { return cluster.Connect(ctx, child) }, ancestors, depth+1)
+			w.visit(ctx, n, func(ctx context.Context) (Cluster, error) { return cluster.Connect(ctx, child) }, ancestors, cs)
 		}()
 	}
+}
+
+// childSelections decides which children to walk and what to walk below each.
+func (w *walker) childSelections(parent string, children []Child, segs []Segment, sel selection) map[int]selection {
+	out := map[int]selection{}
+	add := func(i int, s selection) {
+		if prev, ok := out[i]; ok {
+			s = prev.merge(s)
+		}
+		out[i] = s
+	}
+	if sel.inside && sel.remaining != 0 {
+		for i := range children {
+			add(i, selection{inside: true, remaining: max(sel.remaining-1, -1)})
+		}
+	}
+	for _, p := range sel.paths {
+		if p.done() {
+			continue
+		}
+		i, err := matchChild(p.String(), parent, children, segs, p.next())
+		if err != nil {
+			w.fail(err)
+			continue
+		}
+		add(i, selection{paths: []pathRef{{full: p.full, matched: p.matched + 1}}})
+	}
+	for _, env := range sel.envs {
+		hits, err := matchEnv(env, children)
+		if err != nil {
+			w.fail(err)
+			continue
+		}
+		for _, i := range hits {
+			add(i, selection{root: true})
+		}
+	}
+	return out
 }
 
 // read talks to one cluster under one concurrency slot and one timeout.
@@ -240,44 +329,15 @@ func (w *walker) read(ctx context.Context, node *Node, connect func(context.Cont
 	return cluster, id, children, true
 }
 
-func (w *walker) match(parent string, children []Child, segs []Segment, depth int) (int, error) {
-	want := w.opts.Path[depth]
-	var hits []int
-	for i, c := range children {
-		if want.Matches(c.Namespace, c.Name) {
-			hits = append(hits, i)
-		}
-	}
-	if len(hits) == 1 {
-		return hits[0], nil
-	}
-	perr := &PathError{Path: w.pathString(), Parent: parent, Segment: want, Ambiguous: len(hits) > 1}
-	if perr.Ambiguous {
-		for _, i := range hits {
-			perr.Candidates = append(perr.Candidates, JoinPath(parent, Segment{Namespace: children[i].Namespace, Name: children[i].Name}))
-		}
-	} else {
-		for _, s := range segs {
-			perr.Candidates = append(perr.Candidates, JoinPath(parent, s))
-		}
-	}
-	return 0, perr
-}
-
 func (w *walker) fail(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.pathErr == nil {
-		w.pathErr = err
+	for _, e := range w.errs {
+		if e.Error() == err.Error() {
+			return
+		}
 	}
-}
-
-func (w *walker) pathString() string {
-	parts := make([]string, len(w.opts.Path))
-	for i, s := range w.opts.Path {
-		parts[i] = s.String()
-	}
-	return strings.Join(parts, "/")
+	w.errs = append(w.errs, err)
 }
 
 func newNode(parentPath string, seg Segment, c Child) *Node {

@@ -31,11 +31,37 @@ func paths(n *fleet.Node) []string {
 
 func walk(t *testing.T, root fleet.Cluster, opts fleet.Options) *fleet.Node {
 	t.Helper()
-	node, err := fleet.Walk(context.Background(), root, "mom", opts)
+	return walkResult(t, root, opts).Root
+}
+
+func walkResult(t *testing.T, root fleet.Cluster, opts fleet.Options) *fleet.Result {
+	t.Helper()
+	res, err := fleet.Walk(context.Background(), root, "mom", opts)
 	if err != nil {
 		t.Fatalf("Walk: %v", err)
 	}
-	return node
+	return res
+}
+
+func mustPaths(t *testing.T, ps ...string) [][]fleet.Segment {
+	t.Helper()
+	var out [][]fleet.Segment
+	for _, p := range ps {
+		segs, err := fleet.ParsePath(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, segs)
+	}
+	return out
+}
+
+func nodePaths(nodes []*fleet.Node) []string {
+	out := []string{}
+	for _, n := range nodes {
+		out = append(out, n.Path)
+	}
+	return out
 }
 
 func TestWalkVisitsEveryLevelInStableOrder(t *testing.T) {
@@ -122,7 +148,6 @@ func TestWalkNarrowsToPath(t *testing.T) {
 		depth     int
 		wantPaths []string
 	}{
-		{name: "the root", path: "", depth: 1, wantPaths: []string{"", "aws", "azure"}},
 		{name: "a master", path: "aws", depth: -1, wantPaths: []string{"aws", "aws/staging:team-a", "aws/tenants:team-a", "aws/team-b"}},
 		{name: "a tenant by its only name", path: "azure/team-x", depth: -1, wantPaths: []string{"azure/team-x"}},
 		{name: "a tenant qualified by namespace", path: "aws/staging:team-a", depth: -1, wantPaths: []string{"aws/staging:team-a"}},
@@ -131,15 +156,96 @@ func TestWalkNarrowsToPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			segs, err := fleet.ParsePath(tt.path)
-			if err != nil {
-				t.Fatal(err)
+			res := walkResult(t, momFleet(), fleet.Options{Paths: mustPaths(t, tt.path), Depth: tt.depth})
+			if len(res.Selected) != 1 {
+				t.Fatalf("selected %v, want one cluster", nodePaths(res.Selected))
 			}
-			node := walk(t, momFleet(), fleet.Options{Path: segs, Depth: tt.depth})
-			if diff := cmp.Diff(tt.wantPaths, paths(node)); diff != "" {
+			if diff := cmp.Diff(tt.wantPaths, paths(res.Selected[0])); diff != "" {
 				t.Errorf("paths (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestWalkWholeFleetWithDepth(t *testing.T) {
+	res := walkResult(t, momFleet(), fleet.Options{Depth: 1})
+	if diff := cmp.Diff([]string{"", "aws", "azure"}, paths(res.Root)); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	if len(res.Selected) != 1 || res.Selected[0] != res.Root {
+		t.Errorf("selected %v, want the root alone", nodePaths(res.Selected))
+	}
+}
+
+func TestWalkSelectsSeveralSubtrees(t *testing.T) {
+	tests := []struct {
+		name         string
+		opts         fleet.Options
+		wantSelected []string
+		// wantTree is every node walked, the ancestors on the way included.
+		wantTree []string
+		// wantNodes is every node of the selected subtrees, once.
+		wantNodes []string
+	}{
+		{
+			name:         "an environment by master name",
+			opts:         fleet.Options{Envs: []string{"azure"}, Depth: -1},
+			wantSelected: []string{"azure"},
+			wantTree:     []string{"", "azure", "azure/team-x"},
+			wantNodes:    []string{"azure", "azure/team-x"},
+		},
+		{
+			name:         "an environment by provider where no master has the name",
+			opts:         fleet.Options{Envs: []string{"aws-provider"}, Depth: 0},
+			wantSelected: []string{"aws"},
+			wantTree:     []string{"", "aws"},
+			wantNodes:    []string{"aws"},
+		},
+		{
+			name:         "two paths in different subtrees",
+			opts:         fleet.Options{Paths: mustPaths(t, "azure/team-x", "aws/team-b"), Depth: -1},
+			wantSelected: []string{"aws/team-b", "azure/team-x"},
+			wantTree:     []string{"", "aws", "aws/team-b", "azure", "azure/team-x"},
+			wantNodes:    []string{"aws/team-b", "azure/team-x"},
+		},
+		{
+			name:         "a path inside an environment, each with depth 0",
+			opts:         fleet.Options{Envs: []string{"aws"}, Paths: mustPaths(t, "aws/team-b"), Depth: 0},
+			wantSelected: []string{"aws", "aws/team-b"},
+			wantTree:     []string{"", "aws", "aws/team-b"},
+			wantNodes:    []string{"aws", "aws/team-b"},
+		},
+		{
+			name:         "the same master twice",
+			opts:         fleet.Options{Envs: []string{"azure"}, Paths: mustPaths(t, "azure"), Depth: -1},
+			wantSelected: []string{"azure"},
+			wantTree:     []string{"", "azure", "azure/team-x"},
+			wantNodes:    []string{"azure", "azure/team-x"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := momFleet()
+			root.children[1].Provider = "aws-provider" // the aws master, by provider only
+			res := walkResult(t, root, tt.opts)
+			if diff := cmp.Diff(tt.wantSelected, nodePaths(res.Selected)); diff != "" {
+				t.Errorf("selected (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantTree, paths(res.Root)); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantNodes, nodePaths(res.Nodes())); diff != "" {
+				t.Errorf("nodes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWalkEnvErrorsListTheMasters(t *testing.T) {
+	_, err := fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1})
+	want := `no environment "gcp": no master has that name or provider; masters: aws (aws), azure (azure)`
+	if !errors.Is(err, fleet.ErrPath) || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
 	}
 }
 
@@ -171,11 +277,7 @@ func TestWalkPathErrorsListCandidates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			segs, err := fleet.ParsePath(tt.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Path: segs, Depth: -1})
+			_, err := fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Paths: mustPaths(t, tt.path), Depth: -1})
 			if !errors.Is(err, fleet.ErrPath) {
 				t.Fatalf("err = %v, want a path error", err)
 			}
@@ -188,8 +290,7 @@ func TestWalkPathErrorsListCandidates(t *testing.T) {
 
 func TestWalkPathThroughBrokenCluster(t *testing.T) {
 	root := newFake("mom").failing(master("aws"), errors.New("secret masters/aws-kubeconfig not found"))
-	segs, _ := fleet.ParsePath("aws/team-a")
-	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Path: segs, Depth: -1})
+	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Paths: mustPaths(t, "aws/team-a"), Depth: -1})
 	want := `cannot resolve path "aws/team-a": aws: secret masters/aws-kubeconfig not found`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
@@ -267,5 +368,49 @@ func TestWalkFindsFluxObjectsThatApplyToAChild(t *testing.T) {
 	// A secretRef is local to the Flux object's namespace: "other" holds no team-b-kubeconfig.
 	if len(teamB.AppliedFrom) != 0 {
 		t.Errorf("team-b applied from %+v, want nothing", teamB.AppliedFrom)
+	}
+}
+
+func TestResolveStopsAtTheParent(t *testing.T) {
+	root := momFleet()
+	// team-b's own apiserver is never contacted: its kubeconfig lives in aws.
+	root.targets["masters/aws"].targets["tenants/team-b"].hang = true
+	target, err := fleet.Resolve(context.Background(), root, mustPaths(t, "aws/team-b")[0], time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Path != "aws/team-b" || target.ParentPath != "aws" || target.Child.Name != "team-b" || target.Child.KubeconfigSecret != "team-b-kubeconfig" {
+		t.Errorf("target = %+v", target)
+	}
+	if id, _ := target.Parent.Identity(context.Background()); id != "aws" {
+		t.Errorf("parent = %s, want aws", id)
+	}
+}
+
+func TestResolveQualifiesThePathItReturns(t *testing.T) {
+	target, err := fleet.Resolve(context.Background(), momFleet(), mustPaths(t, "aws/staging:team-a")[0], time.Second)
+	if err != nil || target.Path != "aws/staging:team-a" || target.Child.Namespace != "staging" {
+		t.Errorf("Resolve = %+v, %v", target, err)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	root := momFleet().failing(master("gcp"), errors.New("secret masters/gcp-kubeconfig not found"))
+	tests := []struct {
+		name, path, want string
+	}{
+		{"the root", "", fleet.ErrRootPath.Error()},
+		{"an unknown master", "vsphere", `no cluster "vsphere" in the root cluster; candidates: aws, azure, gcp`},
+		{"an ambiguous tenant", "aws/team-a", `path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a`},
+		{"through a master that cannot be reached", "gcp/team-z", `cannot resolve path "gcp/team-z": gcp: secret masters/gcp-kubeconfig not found`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			segs, _ := fleet.ParsePath(tt.path)
+			_, err := fleet.Resolve(context.Background(), root, segs, time.Second)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v, want %s", err, tt.want)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -47,7 +48,15 @@ func (e *FieldError) Unwrap() error { return e.kind }
 
 // Policy decides which parts of an untrusted kubeconfig may be used.
 // The zero value is the strictest policy and the default.
-type Policy struct{}
+type Policy struct {
+	// AllowExec lists, by absolute path, the exec credential plugins that a
+	// kubeconfig read from a Secret may run. Nothing else re-enables a
+	// refused field.
+	AllowExec []string
+	// OnExec, when set, is called before an allowed exec plugin is
+	// configured for a connection, so the operator can be told.
+	OnExec func(src Source, command string)
+}
 
 // RESTConfig validates data, a kubeconfig from src, and returns a rest.Config
 // built only from its inline, allowed fields.
@@ -69,24 +78,17 @@ func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, 
 	if err != nil {
 		return nil, err
 	}
-	cluster, ok := cfg.Clusters[kctx.Cluster]
-	if !ok || cluster == nil {
-		return nil, &FieldError{Source: src, Field: fmt.Sprintf("contexts[%s].cluster", ctxName), Reason: "names a cluster that the kubeconfig does not define", kind: ErrInvalid}
-	}
-	user, ok := cfg.AuthInfos[kctx.AuthInfo]
-	if !ok || user == nil {
-		if kctx.AuthInfo != "" {
-			return nil, &FieldError{Source: src, Field: fmt.Sprintf("contexts[%s].user", ctxName), Reason: "names a user that the kubeconfig does not define", kind: ErrInvalid}
-		}
-		user = clientcmdapi.NewAuthInfo()
+	cluster, user, err := entries(src, cfg, ctxName, kctx)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkCluster(src, kctx.Cluster, cluster); err != nil {
 		return nil, err
 	}
-	if err := checkUser(src, kctx.AuthInfo, user); err != nil {
+	if err := p.checkUser(src, kctx.AuthInfo, user); err != nil {
 		return nil, err
 	}
-	return &rest.Config{
+	out := &rest.Config{
 		Host: cluster.Server,
 		TLSClientConfig: rest.TLSClientConfig{
 			ServerName: cluster.TLSServerName,
@@ -97,7 +99,17 @@ func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, 
 		BearerToken: user.Token,
 		Username:    user.Username,
 		Password:    user.Password,
-	}, nil
+	}
+	if user.Exec != nil {
+		exec := *user.Exec
+		exec.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
+		exec.Config = nil
+		out.ExecProvider = &exec
+		if p.OnExec != nil {
+			p.OnExec(src, exec.Command)
+		}
+	}
+	return out, nil
 }
 
 func currentContext(src Source, cfg *clientcmdapi.Config) (string, *clientcmdapi.Context, error) {
@@ -117,47 +129,91 @@ func currentContext(src Source, cfg *clientcmdapi.Config) (string, *clientcmdapi
 	return name, kctx, nil
 }
 
+// execAllowed reports whether command is on the allowlist: an absolute path,
+// compared after cleaning.
+func (p Policy) execAllowed(command string) bool {
+	if !filepath.IsAbs(command) {
+		return false
+	}
+	for _, allowed := range p.AllowExec {
+		if filepath.Clean(allowed) == filepath.Clean(command) {
+			return true
+		}
+	}
+	return false
+}
+
 func checkCluster(src Source, name string, c *clientcmdapi.Cluster) error {
-	field := func(f string) string { return fmt.Sprintf("clusters[%s].%s", name, f) }
-	refuse := func(f, reason string) error {
-		return &FieldError{Source: src, Field: field(f), Reason: reason, kind: ErrRefused}
+	if v := clusterViolations(src, name, c); len(v) > 0 {
+		return v[0]
 	}
-	switch {
-	case c.CertificateAuthority != "":
-		return refuse("certificate-authority", "is a local file path; only certificate-authority-data is accepted in a kubeconfig read from a Secret")
-	case c.InsecureSkipTLSVerify:
-		return refuse("insecure-skip-tls-verify", "turns off server certificate checks; it is never honoured for a kubeconfig read from a Secret")
-	case c.ProxyURL != "":
-		return refuse("proxy-url", "would route the connection through a proxy chosen by the Secret's author")
+	return checkServer(src, name, c)
+}
+
+// clusterViolations lists every refused field of a cluster entry.
+func clusterViolations(src Source, name string, c *clientcmdapi.Cluster) []*FieldError {
+	var out []*FieldError
+	refuse := func(f, reason string) {
+		out = append(out, &FieldError{Source: src, Field: fmt.Sprintf("clusters[%s].%s", name, f), Reason: reason, kind: ErrRefused})
 	}
+	if c.CertificateAuthority != "" {
+		refuse("certificate-authority", "is a local file path; only certificate-authority-data is accepted in a kubeconfig read from a Secret")
+	}
+	if c.InsecureSkipTLSVerify {
+		refuse("insecure-skip-tls-verify", "turns off server certificate checks; it is never honoured for a kubeconfig read from a Secret")
+	}
+	if c.ProxyURL != "" {
+		refuse("proxy-url", "would route the connection through a proxy chosen by the Secret's author")
+	}
+	return out
+}
+
+func checkServer(src Source, name string, c *clientcmdapi.Cluster) error {
+	field := fmt.Sprintf("clusters[%s].server", name)
 	if c.Server == "" {
-		return &FieldError{Source: src, Field: field("server"), Reason: "is empty", kind: ErrInvalid}
+		return &FieldError{Source: src, Field: field, Reason: "is empty", kind: ErrInvalid}
 	}
 	u, err := url.Parse(c.Server)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return &FieldError{Source: src, Field: field("server"), Reason: "is not an http(s) URL", kind: ErrInvalid}
+		return &FieldError{Source: src, Field: field, Reason: "is not an http(s) URL", kind: ErrInvalid}
 	}
 	return nil
 }
 
-func checkUser(src Source, name string, u *clientcmdapi.AuthInfo) error {
-	refuse := func(f, reason string) error {
-		return &FieldError{Source: src, Field: fmt.Sprintf("users[%s].%s", name, f), Reason: reason, kind: ErrRefused}
-	}
-	const file = "is a local file path; only inline data is accepted in a kubeconfig read from a Secret"
-	switch {
-	case u.Exec != nil:
-		return refuse("exec", "is an exec credential plugin; running a command named by a Secret is refused")
-	case u.AuthProvider != nil:
-		return refuse("auth-provider", "is an auth-provider plugin; plugins named by a Secret are refused")
-	case u.TokenFile != "":
-		return refuse("tokenFile", file)
-	case u.ClientCertificate != "":
-		return refuse("client-certificate", file)
-	case u.ClientKey != "":
-		return refuse("client-key", file)
-	case u.Impersonate != "" || u.ImpersonateUID != "" || len(u.ImpersonateGroups) > 0 || len(u.ImpersonateUserExtra) > 0:
-		return refuse("as", "asks for impersonation; identities chosen by a Secret are refused")
+func (p Policy) checkUser(src Source, name string, u *clientcmdapi.AuthInfo) error {
+	if v := p.userViolations(src, name, u); len(v) > 0 {
+		return v[0]
 	}
 	return nil
+}
+
+// userViolations lists every refused field of a user entry.
+func (p Policy) userViolations(src Source, name string, u *clientcmdapi.AuthInfo) []*FieldError {
+	var out []*FieldError
+	refuse := func(f, reason string) {
+		out = append(out, &FieldError{Source: src, Field: fmt.Sprintf("users[%s].%s", name, f), Reason: reason, kind: ErrRefused})
+	}
+	const file = "is a local file path; only inline data is accepted in a kubeconfig read from a Secret"
+	if u.Exec != nil && !p.execAllowed(u.Exec.Command) {
+		refuse("exec", fmt.Sprintf("is an exec credential plugin (%q); running a command named by a Secret is refused unless --allow-exec lists its absolute path", u.Exec.Command))
+	}
+	if u.Exec != nil && len(u.Exec.Env) > 0 {
+		refuse("exec.env", "sets the environment of an exec credential plugin; refused even for an allowed plugin")
+	}
+	if u.AuthProvider != nil {
+		refuse("auth-provider", "is an auth-provider plugin; plugins named by a Secret are refused")
+	}
+	if u.TokenFile != "" {
+		refuse("tokenFile", file)
+	}
+	if u.ClientCertificate != "" {
+		refuse("client-certificate", file)
+	}
+	if u.ClientKey != "" {
+		refuse("client-key", file)
+	}
+	if u.Impersonate != "" || u.ImpersonateUID != "" || len(u.ImpersonateGroups) > 0 || len(u.ImpersonateUserExtra) > 0 {
+		refuse("as", "asks for impersonation; identities chosen by a Secret are refused")
+	}
+	return out
 }

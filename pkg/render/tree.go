@@ -23,7 +23,7 @@ type Options struct {
 var columns = []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "REVISION", "DECLARED BY"}
 
 type styles struct {
-	header, name, enum, bad, warn, good, dim lipgloss.Style
+	plain, header, name, enum, bad, warn, good, dim lipgloss.Style
 }
 
 func newStyles(w io.Writer, color bool) styles {
@@ -33,6 +33,7 @@ func newStyles(w io.Writer, color bool) styles {
 		r.SetColorProfile(termenv.ANSI)
 	}
 	return styles{
+		plain:  r.NewStyle(),
 		header: r.NewStyle().Bold(true),
 		name:   r.NewStyle().Bold(true),
 		enum:   r.NewStyle().PaddingRight(1).Foreground(lipgloss.Color("8")),

@@ -1,0 +1,286 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+)
+
+const (
+	flagOutputFile  = "output-file"
+	flagForce       = "force"
+	flagMerge       = "merge"
+	flagContextName = "context-name"
+	flagSetCurrent  = "set-current"
+	flagUser        = "user"
+)
+
+// GetKubeconfigOptions are the flags and arguments of `kubectl fleet get-kubeconfig`.
+type GetKubeconfigOptions struct {
+	*RootOptions
+
+	Path        string
+	User        bool
+	OutputFile  string
+	Force       bool
+	Merge       bool
+	ContextName string
+	SetCurrent  bool
+	Timeout     time.Duration
+
+	segments []fleet.Segment
+	// mergeInto is the kubeconfig file --merge writes: the one in use.
+	mergeInto string
+}
+
+// kubeconfigReader is the part of a connection that reads kubeconfig
+// Secrets; capi.Cluster has it.
+type kubeconfigReader interface {
+	ReadKubeconfig(ctx context.Context, namespace string, names ...string) (kubeconfig.Source, []byte, error)
+}
+
+// NewCmdGetKubeconfig builds `kubectl fleet get-kubeconfig`.
+func NewCmdGetKubeconfig(root *RootOptions) *cobra.Command {
+	o := &GetKubeconfigOptions{RootOptions: root, Timeout: NewWalkFlags().Timeout}
+	cmd := &cobra.Command{
+		Use:   "get-kubeconfig PATH",
+		Short: "Print, save or merge the kubeconfig of any cluster of the fleet",
+		Long: templates.LongDesc(`
+			Print the kubeconfig of the cluster at PATH, read from the
+			<cluster>-kubeconfig Secret CAPI keeps beside its Cluster object in
+			the parent, however deep the cluster is: aws is a master's,
+			aws/team-a a tenant's. The clusters on the way are reached as tree
+			reaches them, under the same kubeconfig policy; the cluster at PATH
+			itself is not contacted.
+
+			The kubeconfig is printed as the Secret holds it. A warning goes to
+			stderr when it is an admin (system:masters) credential, when it runs
+			an exec credential plugin (kubectl will run it, kubectl fleet never
+			does), and for each local file path, proxy, insecure TLS or
+			impersonation it asks for.
+
+			--merge adds it to the kubeconfig in use (--kubeconfig, else the
+			first existing file of KUBECONFIG, else ~/.kube/config) under a
+			context named after the path, fleet-aws-team-a, with a cluster and a
+			user of the same name: in place, every other byte kept, atomically,
+			under kubectl's lock. Merging again replaces the three entries.
+
+			--user picks the provider's kubeconfig for people instead of the
+			admin one: CAPA's <cluster>-user-kubeconfig, CAPZ's
+			<cluster>-kubeconfig-user.`),
+		Example: templates.Examples(`
+			# The kubeconfig of tenant team-a of the aws master
+			kubectl fleet get-kubeconfig aws/team-a > team-a.kubeconfig
+
+			# Into a new file, mode 0600
+			kubectl fleet get-kubeconfig aws/team-a --output-file team-a.kubeconfig
+
+			# Into your kubeconfig, as context fleet-aws-team-a, and switch to it
+			kubectl fleet get-kubeconfig aws/team-a --merge --set-current
+
+			# The EKS user kubeconfig CAPA writes (aws eks get-token)
+			kubectl fleet get-kubeconfig aws/team-a --user --merge --context-name team-a`),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completePaths(root),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.User, flagUser, false, "The provider's user kubeconfig (CAPA <cluster>-user-kubeconfig, CAPZ <cluster>-kubeconfig-user) instead of the admin one")
+	f.StringVar(&o.OutputFile, flagOutputFile, "", "Write the kubeconfig to this new file (mode 0600) instead of stdout")
+	f.BoolVar(&o.Force, flagForce, false, "With --output-file: overwrite an existing file")
+	f.BoolVar(&o.Merge, flagMerge, false, "Merge into the kubeconfig in use instead of printing")
+	f.StringVar(&o.ContextName, flagContextName, "", "With --merge: the name of the context, cluster and user (default fleet-<path>)")
+	f.BoolVar(&o.SetCurrent, flagSetCurrent, false, "With --merge: make it the current context")
+	f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "Time allowed per cluster on the way to PATH")
+	return cmd
+}
+
+// Complete parses PATH and finds the kubeconfig file --merge writes.
+func (o *GetKubeconfigOptions) Complete(args []string) error {
+	o.Path = args[0]
+	var err error
+	if o.segments, err = fleet.ParsePath(o.Path); err != nil {
+		return err
+	}
+	if len(o.segments) == 0 {
+		return fleet.ErrRootPath
+	}
+	if o.Merge {
+		po := clientcmd.NewDefaultPathOptions()
+		if o.ConfigFlags.KubeConfig != nil && *o.ConfigFlags.KubeConfig != "" {
+			po.LoadingRules.ExplicitPath = *o.ConfigFlags.KubeConfig
+		}
+		o.mergeInto = po.GetDefaultFilename()
+	}
+	return nil
+}
+
+// Validate checks the flags, one message per conflict.
+func (o *GetKubeconfigOptions) Validate() error {
+	var errs []error
+	if err := o.validateShared(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Merge && o.OutputFile != "" {
+		errs = append(errs, fmt.Errorf("--%s cannot be used with --%s: merge into your kubeconfig, or write a file of its own", flagMerge, flagOutputFile))
+	}
+	if o.Force && o.OutputFile == "" {
+		errs = append(errs, fmt.Errorf("--%s only applies to --%s", flagForce, flagOutputFile))
+	}
+	if !o.Merge && (o.ContextName != "" || o.SetCurrent) {
+		errs = append(errs, fmt.Errorf("--%s and --%s only apply to --%s", flagContextName, flagSetCurrent, flagMerge))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, o.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Run reads the Secret and prints, writes or merges it.
+func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
+	root, _, err := o.rootCluster(o.policy())
+	if err != nil {
+		return err
+	}
+	target, err := fleet.Resolve(ctx, root, o.segments, o.Timeout)
+	if err != nil {
+		return err
+	}
+	reader, ok := target.Parent.(kubeconfigReader)
+	if !ok {
+		return fmt.Errorf("cannot read kubeconfig secrets from %s", describePath(target.ParentPath))
+	}
+	names := []string{capi.KubeconfigSecretName(target.Child.Name)}
+	if o.User {
+		names = capi.UserKubeconfigSecretNames(target.Child.Name)
+	}
+	src, data, err := reader.ReadKubeconfig(ctx, target.Child.Namespace, names...)
+	switch {
+	case errors.Is(err, capi.ErrSecretNotFound) && o.User:
+		return fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA) nor %s/%s (CAPZ) exists in %s",
+			target.Path, target.Child.Namespace, names[0], target.Child.Namespace, names[1], describePath(target.ParentPath))
+	case errors.Is(err, capi.ErrSecretNotFound):
+		return fmt.Errorf("cluster %s has no kubeconfig yet: secret %s/%s not found in %s; CAPI writes it once the control plane is initialized",
+			target.Path, target.Child.Namespace, names[0], describePath(target.ParentPath))
+	case err != nil:
+		return err
+	}
+	in, err := kubeconfig.Inspect(src, data)
+	if err != nil {
+		return err
+	}
+	if o.Merge {
+		return o.merge(target, src, in)
+	}
+	o.warn(target, src, in)
+	if o.OutputFile != "" {
+		return o.writeFile(target, data)
+	}
+	_, err = o.Out.Write(data)
+	return err
+}
+
+// warn tells the operator what the kubeconfig will do in their hands.
+func (o *GetKubeconfigOptions) warn(target *fleet.Target, src kubeconfig.Source, in *kubeconfig.Inspection) {
+	if in.Admin {
+		fmt.Fprintf(o.ErrOut, "warning: %s is an admin credential (system:masters) of %s: it can do anything there\n", src, target.Path)
+	}
+	if in.Exec != nil {
+		fmt.Fprintf(o.ErrOut, "warning: %s runs a command to get credentials, which kubectl will run (kubectl fleet did not): %s\n", src, quoteCommand(in.Exec.Command, in.Exec.Args))
+	}
+	for _, r := range in.Refused {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", r)
+	}
+}
+
+func quoteCommand(command string, args []string) string {
+	parts := []string{fmt.Sprintf("%q", command)}
+	for _, a := range args {
+		parts = append(parts, fmt.Sprintf("%q", a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (o *GetKubeconfigOptions) writeFile(target *fleet.Target, data []byte) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if o.Force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(o.OutputFile, flags, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s already exists: use --%s to overwrite it", o.OutputFile, flagForce)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to write the kubeconfig: %w", err)
+	}
+	// An overwritten file may have had a looser mode: a kubeconfig is 0600.
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("failed to write %s: %w", o.OutputFile, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("failed to write %s: %w", o.OutputFile, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("failed to write %s: %w", o.OutputFile, err)
+	}
+	fmt.Fprintf(o.ErrOut, "wrote the kubeconfig of %s to %s\n", target.Path, o.OutputFile)
+	return nil
+}
+
+// merge adds the kubeconfig to the operator's own. Fields that would make
+// kubectl read local files or bypass TLS are refused here: once merged, the
+// entry is trusted as the operator's own.
+func (o *GetKubeconfigOptions) merge(target *fleet.Target, src kubeconfig.Source, in *kubeconfig.Inspection) error {
+	if len(in.Refused) > 0 {
+		return fmt.Errorf("refusing to merge it into %s: %w", o.mergeInto, in.Refused[0])
+	}
+	o.warn(target, src, in)
+	name := o.ContextName
+	if name == "" {
+		name = "fleet-" + strings.NewReplacer("/", "-", ":", "-").Replace(target.Path)
+	}
+	res, err := kubeconfig.MergeFile(o.mergeInto, kubeconfig.Entry{Name: name, Cluster: in.Cluster, User: in.User}, o.SetCurrent)
+	if err != nil {
+		return err
+	}
+	verb := "added"
+	if res.Replaced {
+		verb = "replaced"
+	}
+	fmt.Fprintf(o.ErrOut, "%s context %q (cluster %s) in %s\n", verb, name, target.Path, res.Path)
+	if res.Normalized {
+		fmt.Fprintf(o.ErrOut, "warning: %s could not be edited in place (flow-style YAML?): it was rewritten whole, every entry kept, comments and layout not\n", res.Path)
+	}
+	if o.SetCurrent {
+		fmt.Fprintf(o.ErrOut, "switched to context %q\n", name)
+	}
+	return nil
+}
+
+func describePath(path string) string {
+	if path == "" {
+		return "the root cluster"
+	}
+	return path
+}

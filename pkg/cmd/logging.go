@@ -1,0 +1,86 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+)
+
+// withRedactingLogger puts a logger into ctx that client-go uses for its
+// request logs (it logs through klog.FromContext). From -v=8 on, client-go
+// logs HTTP bodies, and the body of a Secret is a kubeconfig, keys and all:
+// such bodies are replaced before they are written. Everything else logs as
+// klog would.
+func withRedactingLogger(ctx context.Context) context.Context {
+	return klog.NewContext(ctx, logr.New(&redactingSink{sink: klog.Background().GetSink()}))
+}
+
+// redactingSink forwards to klog's sink, redacting HTTP bodies that hold a
+// Secret, or that are binary and cannot be checked.
+type redactingSink struct {
+	sink logr.LogSink
+}
+
+var (
+	_ logr.LogSink          = &redactingSink{}
+	_ logr.CallDepthLogSink = &redactingSink{}
+)
+
+func (s *redactingSink) Init(info logr.RuntimeInfo) {
+	info.CallDepth++
+	s.sink.Init(info)
+}
+
+func (s *redactingSink) Enabled(level int) bool { return s.sink.Enabled(level) }
+
+func (s *redactingSink) Info(level int, msg string, kv ...any) {
+	s.sink.Info(level, msg, redact(msg, kv)...)
+}
+
+func (s *redactingSink) Error(err error, msg string, kv ...any) {
+	s.sink.Error(err, msg, redact(msg, kv)...)
+}
+
+func (s *redactingSink) WithValues(kv ...any) logr.LogSink {
+	return &redactingSink{sink: s.sink.WithValues(kv...)}
+}
+
+func (s *redactingSink) WithName(name string) logr.LogSink {
+	return &redactingSink{sink: s.sink.WithName(name)}
+}
+
+func (s *redactingSink) WithCallDepth(depth int) logr.LogSink {
+	if cd, ok := s.sink.(logr.CallDepthLogSink); ok {
+		return &redactingSink{sink: cd.WithCallDepth(depth)}
+	}
+	return s
+}
+
+// redact replaces the "body" value of client-go's "Request Body" and
+// "Response Body" messages when it may carry Secret data.
+func redact(msg string, kv []any) []any {
+	if !strings.HasSuffix(msg, " Body") {
+		return kv
+	}
+	out := append([]any(nil), kv...)
+	for i := 0; i+1 < len(out); i += 2 {
+		if out[i] != "body" {
+			continue
+		}
+		body := fmt.Sprint(out[i+1])
+		if mayHoldSecret(body) {
+			out[i+1] = fmt.Sprintf("[%d bytes redacted by kubectl fleet: the body may hold Secret data]", len(body))
+		}
+	}
+	return out
+}
+
+// mayHoldSecret is true for a body that mentions a Secret kind, and for a
+// hex dump (client-go's rendering of a binary body), whose content cannot
+// be checked.
+func mayHoldSecret(body string) bool {
+	return strings.Contains(body, "Secret") || strings.HasPrefix(body, "00000000  ")
+}

@@ -1,0 +1,143 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+)
+
+const flagEnv = "env"
+
+// WalkFlags are the flags of every command that walks the fleet.
+type WalkFlags struct {
+	// Envs select environments: masters by name, or by provider.
+	Envs        []string
+	Concurrency int
+	// Timeout is per cluster.
+	Timeout time.Duration
+}
+
+// NewWalkFlags returns the defaults.
+func NewWalkFlags() WalkFlags {
+	return WalkFlags{Concurrency: fleet.DefaultConcurrency, Timeout: 10 * time.Second}
+}
+
+// AddFlags registers --env, --concurrency and --timeout.
+func (w *WalkFlags) AddFlags(f *pflag.FlagSet) {
+	f.StringArrayVar(&w.Envs, flagEnv, nil, "Select an environment: the master of that name, or the masters of that infrastructure provider (repeatable)")
+	f.IntVar(&w.Concurrency, flagConcurrency, w.Concurrency, "How many clusters to talk to at once")
+	f.DurationVar(&w.Timeout, flagTimeout, w.Timeout, "Time allowed per cluster: reading its kubeconfig Secret, connecting and reading its state")
+}
+
+// Validate checks the flags.
+func (w *WalkFlags) Validate() []error {
+	var errs []error
+	if w.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("invalid --%s %d: it must be at least 1", flagConcurrency, w.Concurrency))
+	}
+	if w.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, w.Timeout))
+	}
+	for _, e := range w.Envs {
+		if e == "" || strings.ContainsAny(e, "/:") {
+			errs = append(errs, fmt.Errorf("invalid --%s %q: give the name of a master or of a provider", flagEnv, e))
+		}
+	}
+	return errs
+}
+
+// Options turns the flags and the parsed PATHs into walk options.
+func (w *WalkFlags) Options(paths [][]fleet.Segment, depth int) fleet.Options {
+	return fleet.Options{Paths: paths, Envs: w.Envs, Depth: depth, Concurrency: w.Concurrency, Timeout: w.Timeout}
+}
+
+// parsePaths parses PATH arguments.
+func parsePaths(args []string) ([][]fleet.Segment, error) {
+	var out [][]fleet.Segment
+	for _, a := range args {
+		segs, err := fleet.ParsePath(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, segs)
+	}
+	return out, nil
+}
+
+// walk walks the fleet and turns an unreadable root into a failure of the
+// whole command: nothing below it can be known.
+func walk(ctx context.Context, root fleet.Cluster, name string, opts fleet.Options) (*fleet.Result, error) {
+	res, err := fleet.Walk(ctx, root, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if res.Root.Error != "" {
+		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)
+	}
+	return res, nil
+}
+
+// completionTimeout bounds the walk behind a TAB: a shell must not hang.
+const completionTimeout = 3 * time.Second
+
+// completePaths completes PATH arguments by walking, with a short timeout,
+// the cluster named by what is typed up to its last "/".
+func completePaths(root *RootOptions) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if c.Args != nil && c.Args(c, append(args, toComplete)) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return root.pathCandidates(c.Context(), toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+}
+
+// pathCandidates lists the paths of the children of the cluster that prefix
+// addresses up to its last "/", those that start with prefix, each also
+// offered with a trailing "/" when it manages clusters of its own.
+func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []string {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
+	parent := ""
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		parent = prefix[:i]
+	}
+	opts := fleet.Options{Depth: 2, Timeout: completionTimeout}
+	if parent != "" {
+		segs, err := fleet.ParsePath(parent)
+		if err != nil {
+			return nil
+		}
+		opts.Paths = [][]fleet.Segment{segs}
+	}
+	rootCluster, name, err := o.rootCluster(kubeconfig.Policy{})
+	if err != nil {
+		return nil
+	}
+	res, err := fleet.Walk(ctx, rootCluster, name, opts)
+	if err != nil || len(res.Selected) != 1 {
+		return nil
+	}
+	var out []string
+	for _, c := range res.Selected[0].Children {
+		if !strings.HasPrefix(c.Path, prefix) {
+			continue
+		}
+		out = append(out, c.Path)
+		if len(c.Children) > 0 {
+			out = append(out, c.Path+"/")
+		}
+	}
+	sort.Strings(out)
+	return out
+}

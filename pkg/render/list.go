@@ -1,0 +1,182 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+)
+
+// RootPath is how tables print the root cluster's path, which is empty in
+// the model; every command reads "/" as the root.
+const RootPath = "/"
+
+// ListOptions control how a list of clusters is drawn.
+type ListOptions struct {
+	Color bool
+	// Wide adds availability, replicas, suspended objects, revision and
+	// the declaring Flux object.
+	Wide bool
+}
+
+// DisplayPath is a node's path as tables print it.
+func DisplayPath(n *fleet.Node) string {
+	if n.Path == "" {
+		return RootPath
+	}
+	return n.Path
+}
+
+// Table draws one row per cluster, in the order given, like kubectl get.
+func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
+	st := newStyles(w, opts.Color)
+	headers := []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "FLUX", "ERROR"}
+	if opts.Wide {
+		headers = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "SUSPENDED", "REVISION", "DECLARED BY", "ERROR"}
+	}
+	rows := make([][]string, 0, len(nodes))
+	health := make([][]int, 0, len(nodes))
+	for _, n := range nodes {
+		r := clusterRow(n, 0, n.Path == "")
+		cells := map[string]string{"PATH": DisplayPath(n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
+		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(n.Error)}
+		for i, c := range columns {
+			cells[c], hs[c] = r.cells[i], r.health[i]
+		}
+		flux, fluxHealth := fluxCount(n)
+		cells["FLUX"], hs["FLUX"] = flux, fluxHealth
+		cells["SUSPENDED"] = "-"
+		if n.Flux != nil {
+			cells["SUSPENDED"] = fmt.Sprint(n.Flux.Suspended)
+		}
+		row, h := make([]string, len(headers)), make([]int, len(headers))
+		for i, col := range headers {
+			row[i], h[i] = cells[col], hs[col]
+		}
+		rows = append(rows, row)
+		health = append(health, h)
+	}
+	t := table.New().
+		Border(lipgloss.HiddenBorder()).
+		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
+		BorderHeader(false).BorderColumn(false).BorderRow(false).
+		Headers(headers...).Rows(rows...).
+		StyleFunc(func(row, col int) lipgloss.Style {
+			s := st.plain
+			if col < len(headers)-1 {
+				s = s.PaddingRight(2)
+			}
+			if row == table.HeaderRow {
+				return s.Inherit(st.header)
+			}
+			switch health[row][col] {
+			case good:
+				return s.Inherit(st.good)
+			case warn:
+				return s.Inherit(st.warn)
+			case bad:
+				return s.Inherit(st.bad)
+			}
+			return s
+		})
+	out := t.Render()
+	var b strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		b.WriteString(strings.TrimRight(line, " "))
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Names prints one path per line, like kubectl get -o name.
+func Names(w io.Writer, nodes []*fleet.Node) error {
+	for _, n := range nodes {
+		if _, err := fmt.Fprintln(w, DisplayPath(n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ListItem is one cluster of `list -o json|yaml`: the node without its subtree.
+type ListItem struct {
+	fleet.Node `json:",inline"`
+	// Children is dropped: every cluster is an item of its own.
+	Children []*fleet.Node `json:"children,omitempty"`
+}
+
+// List is the document `list -o json|yaml` prints.
+type List struct {
+	Items []ListItem `json:"items"`
+}
+
+func listOf(nodes []*fleet.Node) List {
+	l := List{Items: make([]ListItem, 0, len(nodes))}
+	for _, n := range nodes {
+		item := ListItem{Node: *n}
+		item.Node.Children = nil
+		l.Items = append(l.Items, item)
+	}
+	return l
+}
+
+// ListJSON prints the clusters as {"items": [...]}.
+func ListJSON(w io.Writer, nodes []*fleet.Node) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(listOf(nodes)); err != nil {
+		return fmt.Errorf("failed to encode the clusters as JSON: %w", err)
+	}
+	return nil
+}
+
+// ListYAML prints the clusters as a YAML document with items.
+func ListYAML(w io.Writer, nodes []*fleet.Node) error {
+	data, err := yaml.Marshal(listOf(nodes))
+	if err != nil {
+		return fmt.Errorf("failed to encode the clusters as YAML: %w", err)
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+func fluxCount(n *fleet.Node) (string, int) {
+	f := n.Flux
+	switch {
+	case f == nil:
+		return "-", plain
+	case f.Error != "":
+		return "error", bad
+	case !f.Installed:
+		return "none", plain
+	}
+	ready, total := f.Kustomizations.Ready+f.HelmReleases.Ready, f.Kustomizations.Total+f.HelmReleases.Total
+	h := good
+	if ready < total {
+		h = warn
+	}
+	return fmt.Sprintf("%d/%d", ready, total), h
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+func plainOrBad(err string) int {
+	if err != "" {
+		return bad
+	}
+	return plain
+}
