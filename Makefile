@@ -38,7 +38,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 	hack/demo.sh
 
 .PHONY: test
-test: lint sandbox-bins ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
+test: lint sandbox-bins flux-bins ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
 	go test -count=1 ./...
 
 .PHONY: test-short
@@ -46,7 +46,7 @@ test-short: ## Unit tests only: no apiserver.
 	go test -short ./...
 
 .PHONY: update-golden
-update-golden: sandbox-bins ## Rewrite the golden files from the current output.
+update-golden: sandbox-bins flux-bins ## Rewrite the golden files from the current output.
 	go test -count=1 ./... -update
 
 .PHONY: sandbox-bins
@@ -65,6 +65,19 @@ $(BIN)/kube-apiserver: hack/tools/kube-apiserver/go.mod hack/tools/kube-apiserve
 	@echo "building kube-apiserver $(KUBE_VERSION) from the Go module proxy (≈ 5-8 min the first time)"
 	cd hack/tools/kube-apiserver && go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 	$@ --version | grep -qx 'Kubernetes $(KUBE_VERSION)'
+
+.PHONY: flux-bins
+flux-bins: $(BIN)/source-controller $(BIN)/kustomize-controller ## Build the Flux controllers some sandbox clusters run (≈ 6 min each the first time).
+
+# Flux's controllers, for sandbox clusters with fluxControllers: true. Newer
+# patch versions need fluxcd/pkg modules the proxy refuses.
+$(BIN)/source-controller: hack/tools/flux-source/go.mod hack/tools/flux-source/go.sum
+	@mkdir -p $(BIN)
+	cd hack/tools/flux-source && go build -trimpath -ldflags '-s -w' -o $@ github.com/fluxcd/source-controller
+
+$(BIN)/kustomize-controller: hack/tools/flux-kustomize/go.mod hack/tools/flux-kustomize/go.sum
+	@mkdir -p $(BIN)
+	cd hack/tools/flux-kustomize && go build -trimpath -ldflags '-s -w' -o $@ github.com/fluxcd/kustomize-controller
 
 $(BIN)/golangci-lint: hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@mkdir -p $(BIN)

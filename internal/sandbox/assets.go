@@ -18,6 +18,11 @@ type Assets struct {
 	Etcd          string
 	// CRDDir holds the CAPI and Flux CRDs installed on every apiserver.
 	CRDDir string
+	// GitReposDir holds the fixture repositories the git server serves.
+	GitReposDir string
+	// SourceController and KustomizeController are the Flux controllers,
+	// needed only by clusters with fluxControllers; empty when not built.
+	SourceController, KustomizeController string
 }
 
 // ErrAssetsMissing marks a checkout whose binaries have not been built yet.
@@ -40,6 +45,15 @@ func FindAssets() (Assets, error) {
 		KubeAPIServer: filepath.Join(bin, "kube-apiserver"),
 		Etcd:          filepath.Join(bin, "etcd"),
 		CRDDir:        filepath.Join(root, "testdata", "crds"),
+		GitReposDir:   filepath.Join(root, "testdata", "gitrepos"),
+	}
+	for _, c := range []struct {
+		dst  *string
+		name string
+	}{{&a.SourceController, "source-controller"}, {&a.KustomizeController, "kustomize-controller"}} {
+		if p := filepath.Join(root, "bin", c.name); fileExists(p) {
+			*c.dst = p
+		}
 	}
 	for _, f := range []string{a.KubeAPIServer, a.Etcd} {
 		if _, err := os.Stat(f); err != nil {
@@ -84,4 +98,9 @@ func isModuleRoot(gomod string) bool {
 		}
 	}
 	return false
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

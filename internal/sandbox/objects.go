@@ -15,7 +15,9 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,7 +50,7 @@ func (f *Fleet) populate(ctx context.Context) error {
 
 func (f *Fleet) populateMember(ctx context.Context, m *Member) error {
 	for i := range m.Spec.Flux {
-		if err := createFlux(ctx, m.Client, &m.Spec.Flux[i]); err != nil {
+		if err := f.createFlux(ctx, m, &m.Spec.Flux[i]); err != nil {
 			return err
 		}
 	}
@@ -197,21 +199,38 @@ func artifact(s *FluxSpec) *fluxmeta.Artifact {
 	}
 }
 
-func createFlux(ctx context.Context, c client.Client, s *FluxSpec) error {
+// createFlux creates a Flux object of the spec on m. On a cluster whose
+// Flux controllers run, GitRepositories and Kustomizations are real: their
+// status is the controllers' to write.
+func (f *Fleet) createFlux(ctx context.Context, m *Member, s *FluxSpec) error {
+	c, controlled := m.Client, m.Spec.FluxControllers
 	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}
 	interval := metav1.Duration{Duration: 10 * time.Minute}
+	status := func(set func()) func() {
+		if controlled {
+			return nil
+		}
+		return set
+	}
 	switch s.Kind {
 	case kustomizev1.KustomizationKind:
 		kind, ns, name := parseRef(s.SourceRef, sourcev1.GitRepositoryKind, "flux-system")
+		path := s.Path
+		if path == "" {
+			path = "./"
+		}
 		obj := &kustomizev1.Kustomization{ObjectMeta: meta, Spec: kustomizev1.KustomizationSpec{
-			Interval: interval, Path: "./", Prune: true, Suspend: s.Suspended, KubeConfig: kubeConfigRef(s.KubeConfigSecret),
+			Interval: interval, Path: path, Prune: true, Suspend: s.Suspended, KubeConfig: kubeConfigRef(s.KubeConfigSecret),
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: kind, Namespace: ns, Name: name},
 		}}
-		return create(ctx, c, obj, func() {
+		for _, d := range s.DependsOn {
+			obj.Spec.DependsOn = append(obj.Spec.DependsOn, fluxmeta.DependencyReference{Name: d})
+		}
+		return create(ctx, c, obj, status(func() {
 			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
 			obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = s.Revision, s.Revision
 			obj.Status.ObservedGeneration = obj.Generation
-		})
+		}))
 	case helmv2.HelmReleaseKind:
 		kind, ns, name := parseRef(s.SourceRef, sourcev1.HelmRepositoryKind, s.Name)
 		obj := &helmv2.HelmRelease{ObjectMeta: meta, Spec: helmv2.HelmReleaseSpec{
@@ -226,14 +245,18 @@ func createFlux(ctx context.Context, c client.Client, s *FluxSpec) error {
 			obj.Status.ObservedGeneration = obj.Generation
 		})
 	case sourcev1.GitRepositoryKind:
+		url := "https://git.fleet.example/" + s.Name
+		if s.Repo != "" {
+			url = f.RepoURL(s.Repo)
+		}
 		obj := &sourcev1.GitRepository{ObjectMeta: meta, Spec: sourcev1.GitRepositorySpec{
-			URL: "https://git.fleet.example/" + s.Name, Interval: interval, Suspend: s.Suspended,
+			URL: url, Interval: interval, Suspend: s.Suspended,
 			Reference: &sourcev1.GitRepositoryRef{Branch: "main"},
 		}}
-		return create(ctx, c, obj, func() {
+		return create(ctx, c, obj, status(func() {
 			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
 			obj.Status.Artifact, obj.Status.ObservedGeneration = artifact(s), obj.Generation
-		})
+		}))
 	case sourcev1.HelmRepositoryKind:
 		obj := &sourcev1.HelmRepository{ObjectMeta: meta, Spec: sourcev1.HelmRepositorySpec{
 			URL: "https://charts.fleet.example/" + s.Name, Interval: interval, Suspend: s.Suspended,
@@ -309,4 +332,38 @@ func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, cl
 		Data: map[string][]byte{"value": value},
 	}
 	return create(ctx, c, obj, nil)
+}
+
+// waitFluxSettled waits until every GitRepository and Kustomization of m's
+// spec has been reconciled once by the real controllers: its Ready
+// condition says True or False, whichever the spec leads to.
+func waitFluxSettled(ctx context.Context, m *Member) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for i := range m.Spec.Flux {
+		s := &m.Spec.Flux[i]
+		var obj interface {
+			client.Object
+			GetConditions() []metav1.Condition
+		}
+		switch s.Kind {
+		case kustomizev1.KustomizationKind:
+			obj = &kustomizev1.Kustomization{}
+		case sourcev1.GitRepositoryKind:
+			obj = &sourcev1.GitRepository{}
+		default:
+			continue
+		}
+		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			if err := m.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Name}, obj); err != nil {
+				return false, nil //nolint:nilerr // retried until the deadline
+			}
+			c := apimeta.FindStatusCondition(obj.GetConditions(), fluxmeta.ReadyCondition)
+			return c != nil && c.Status != metav1.ConditionUnknown, nil
+		})
+		if err != nil {
+			return fmt.Errorf("cluster %q: %s %s/%s was not reconciled by the Flux controllers: %w", m.Spec.Name, s.Kind, s.Namespace, s.Name, err)
+		}
+	}
+	return nil
 }

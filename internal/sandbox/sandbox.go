@@ -60,6 +60,7 @@ type Fleet struct {
 
 	scheme *runtime.Scheme
 	files  []string
+	git    *gitServer
 }
 
 // Member is one cluster of a running fleet.
@@ -72,6 +73,8 @@ type Member struct {
 	Config *rest.Config
 	// Client uses Config; nil for a fault.
 	Client client.Client
+
+	controllers []*controller
 }
 
 // Start starts every apiserver of spec in parallel, fills them with the
@@ -103,7 +106,15 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	if err := f.writeFaultFiles(); err != nil {
 		return nil, err
 	}
+	if repos := spec.Repos(); len(repos) > 0 {
+		if err := f.startGit(repos, opts.Assets.GitReposDir); err != nil {
+			return nil, err
+		}
+	}
 	if err := f.populate(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.startAllControllers(ctx, opts.Assets); err != nil {
 		return nil, err
 	}
 	root := f.Members[""]
@@ -190,6 +201,16 @@ func (f *Fleet) Stop() error {
 		errs []error
 	)
 	for _, m := range f.Members {
+		for _, c := range m.controllers {
+			if err := c.stop(); err != nil {
+				errs = append(errs, fmt.Errorf("failed to stop %s of cluster %q: %w", c.name, m.Spec.Name, err))
+			}
+		}
+	}
+	if err := f.git.stop(); err != nil {
+		errs = append(errs, fmt.Errorf("failed to stop the git server: %w", err))
+	}
+	for _, m := range f.Members {
 		if m.Env == nil || m.Config == nil {
 			continue
 		}
@@ -207,8 +228,14 @@ func (f *Fleet) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	// A marker left by an exec plugin that should never have run goes too.
+	// A marker left by an exec plugin that should never have run goes too,
+	// and what git and the controllers kept.
 	_ = os.Remove(filepath.Join(f.Dir, ExecMarkerFile))
+	for _, d := range []string{"git", "git-work", "flux"} {
+		if err := os.RemoveAll(filepath.Join(f.Dir, d)); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	_ = os.Remove(f.Dir) // only when empty: the directory may be the caller's
 	return errors.Join(errs...)
 }
@@ -300,10 +327,59 @@ func (f *Fleet) faultKubeconfig(parent *Member, child *ClusterSpec) ([]byte, err
 // closedPort returns a loopback port nothing listens on: it is bound and
 // released, so a connection to it is refused at once.
 func closedPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("failed to find a free port: %w", err)
+		return 0, err
 	}
-	defer func() { _ = l.Close() }() // the port is only needed free
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	// Each listener is held until all n are picked, so the ports differ.
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("failed to find a free port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// startAllControllers starts the Flux controllers of every cluster that asks
+// for them, then waits until each of its Flux objects has been reconciled
+// once, so that "ready" means settled.
+func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, m := range f.Members {
+		if !m.Spec.FluxControllers {
+			continue
+		}
+		wg.Go(func() {
+			err := f.startControllers(m, a)
+			if err == nil {
+				err = waitFluxSettled(ctx, m)
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -60,9 +60,14 @@ type ClusterSpec struct {
 	// UserKubeconfig adds the user kubeconfig Secret an infrastructure
 	// provider writes: "capa" (<name>-user-kubeconfig, exec aws eks
 	// get-token) or "capz" (<name>-kubeconfig-user, exec kubelogin).
-	UserKubeconfig string        `json:"userKubeconfig,omitempty"`
-	Flux           []FluxSpec    `json:"flux,omitempty"`
-	Clusters       []ClusterSpec `json:"clusters,omitempty"`
+	UserKubeconfig string `json:"userKubeconfig,omitempty"`
+	// FluxControllers runs the real source-controller and
+	// kustomize-controller against this cluster: its GitRepositories and
+	// Kustomizations are then reconciled for real, from the sandbox's git
+	// server, and get no made-up status.
+	FluxControllers bool          `json:"fluxControllers,omitempty"`
+	Flux            []FluxSpec    `json:"flux,omitempty"`
+	Clusters        []ClusterSpec `json:"clusters,omitempty"`
 }
 
 // ReplicaSpec is a desired/ready count of machines.
@@ -88,6 +93,13 @@ type FluxSpec struct {
 	SourceRef string `json:"sourceRef,omitempty"`
 	// KubeConfigSecret is spec.kubeConfig.secretRef.name.
 	KubeConfigSecret string `json:"kubeConfigSecret,omitempty"`
+	// Repo is, for a GitRepository, the fixture repository under
+	// testdata/gitrepos that the sandbox's git server serves as its URL.
+	Repo string `json:"repo,omitempty"`
+	// Path is a Kustomization's spec.path (default "./").
+	Path string `json:"path,omitempty"`
+	// DependsOn are Kustomizations (in the same namespace) this one waits for.
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
 // LoadSpec reads and checks a spec file.
@@ -169,7 +181,7 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPZ {
 			return fmt.Errorf("%s: userKubeconfig %q is not capa or capz", where, c.UserKubeconfig)
 		}
-		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "") {
+		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers) {
 			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects nor a user kubeconfig", where, c.Kubeconfig)
 		}
 	}
@@ -184,6 +196,12 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		}
 		if f.Name == "" || !slices.Contains(fluxKinds(), f.Kind) {
 			errs = append(errs, fmt.Errorf("%s: flux[%d]: needs a name and a kind of %s", where, i, strings.Join(fluxKinds(), ", ")))
+		}
+		if c.FluxControllers && (f.Kind == "OCIRepository" || f.Kind == "HelmRepository") {
+			errs = append(errs, fmt.Errorf("%s: flux[%d]: a cluster with fluxControllers reconciles for real: use GitRepository (with repo), Kustomization, or a status-only HelmRelease", where, i))
+		}
+		if f.Kind == "GitRepository" && c.FluxControllers && f.Repo == "" {
+			errs = append(errs, fmt.Errorf("%s: flux[%d]: a GitRepository reconciled by real controllers needs repo, a fixture under testdata/gitrepos", where, i))
 		}
 		if n := len(strings.Split(f.SourceRef, "/")); f.SourceRef != "" && n != 2 && n != 3 {
 			errs = append(errs, fmt.Errorf("%s: flux[%d]: sourceRef %q is not KIND/NAME or KIND/NAMESPACE/NAME", where, i, f.SourceRef))
@@ -203,4 +221,25 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		seen[key] = true
 	}
 	return errors.Join(errs...)
+}
+
+// Repos lists the fixture repositories the spec's GitRepositories name.
+func (s *Spec) Repos() []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(c *ClusterSpec)
+	walk = func(c *ClusterSpec) {
+		for _, f := range c.Flux {
+			if f.Repo != "" && !seen[f.Repo] {
+				seen[f.Repo] = true
+				out = append(out, f.Repo)
+			}
+		}
+		for i := range c.Clusters {
+			walk(&c.Clusters[i])
+		}
+	}
+	walk(&s.ClusterSpec)
+	slices.Sort(out)
+	return out
 }

@@ -26,6 +26,8 @@ import (
 var (
 	demoFleet   *sandbox.Fleet
 	faultsFleet *sandbox.Fleet
+	// fluxFleet runs the real Flux controllers on aws and aws/team-a.
+	fluxFleet *sandbox.Fleet
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +53,7 @@ func runWithFleets(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet}
+	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -76,7 +78,7 @@ func runWithFleets(m *testing.M) (int, error) {
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
-		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet} {
+		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet} {
 			if f != nil {
 				if err := f.Stop(); err != nil {
 					fmt.Fprintf(os.Stderr, "warning: %v\n", err)
@@ -129,16 +131,20 @@ func onFleet(t *testing.T, f *sandbox.Fleet, args ...string) result {
 	return run(t, append([]string{"--kubeconfig", f.Kubeconfig}, args...)...)
 }
 
-var portRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+var (
+	portRE     = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	durationRE = regexp.MustCompile(`(?m) in [0-9.]+(ns|µs|ms|s)$`)
+)
 
 // scrub replaces what changes from run to run: the sandbox's loopback ports
 // and directories.
 func scrub(s string) []byte {
-	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet} {
+	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet} {
 		if f != nil {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}
 	}
+	s = durationRE.ReplaceAllString(s, " in DURATION")
 	return []byte(portRE.ReplaceAllString(s, "127.0.0.1:PORT"))
 }
 

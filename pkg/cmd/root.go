@@ -90,6 +90,9 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdList(o),
 		NewCmdGet(o),
 		NewCmdGetKubeconfig(o),
+		NewCmdReconcile(o),
+		NewCmdSuspend(o),
+		NewCmdResume(o),
 		NewCmdVersion(o),
 	)
 	return root

@@ -23,18 +23,21 @@ type WalkFlags struct {
 	Concurrency int
 	// Timeout is per cluster.
 	Timeout time.Duration
+	// timeoutFlag names the flag of Timeout: --timeout, or --cluster-timeout
+	// where --timeout is the wait of a Flux operation.
+	timeoutFlag string
 }
 
 // NewWalkFlags returns the defaults.
 func NewWalkFlags() WalkFlags {
-	return WalkFlags{Concurrency: fleet.DefaultConcurrency, Timeout: 10 * time.Second}
+	return WalkFlags{Concurrency: fleet.DefaultConcurrency, Timeout: 10 * time.Second, timeoutFlag: flagTimeout}
 }
 
 // AddFlags registers --env, --concurrency and --timeout.
 func (w *WalkFlags) AddFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&w.Envs, flagEnv, nil, "Select an environment: the master of that name, or the masters of that infrastructure provider (repeatable)")
 	f.IntVar(&w.Concurrency, flagConcurrency, w.Concurrency, "How many clusters to talk to at once")
-	f.DurationVar(&w.Timeout, flagTimeout, w.Timeout, "Time allowed per cluster: reading its kubeconfig Secret, connecting and reading its state")
+	f.DurationVar(&w.Timeout, w.timeoutFlag, w.Timeout, "Time allowed per cluster: reading its kubeconfig Secret, connecting and reading its state")
 }
 
 // Validate checks the flags.
@@ -44,7 +47,7 @@ func (w *WalkFlags) Validate() []error {
 		errs = append(errs, fmt.Errorf("invalid --%s %d: it must be at least 1", flagConcurrency, w.Concurrency))
 	}
 	if w.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, w.Timeout))
+		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", w.timeoutFlag, w.Timeout))
 	}
 	for _, e := range w.Envs {
 		if e == "" || strings.ContainsAny(e, "/:") {

@@ -87,6 +87,8 @@ type FluxObject struct {
 	// KubeConfigSecret is spec.kubeConfig.secretRef.name: the object applies
 	// to the cluster whose kubeconfig that Secret holds.
 	KubeConfigSecret string `json:"kubeConfigSecret,omitempty"`
+	// Labels are the object's labels.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // IsReady reports whether the object's Ready condition is True.

@@ -71,7 +71,13 @@ type Result struct {
 	// Selected are the clusters the options selected, in path order; each
 	// one's subtree is walked. Without a selection it is Root alone.
 	Selected []*Node
+
+	conns map[*Node]Cluster
 }
+
+// Cluster returns the connection the walk made to n's cluster, or nil when
+// the cluster could not be read.
+func (r *Result) Cluster(n *Node) Cluster { return r.conns[n] }
 
 // Nodes returns every node of the selected subtrees once, in path order.
 func (r *Result) Nodes() []*Node {
@@ -96,7 +102,7 @@ func Walk(ctx context.Context, root Cluster, rootName string, opts Options) (*Re
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
-	w := &walker{opts: opts, sem: make(chan struct{}, opts.Concurrency), selected: map[*Node]bool{}}
+	w := &walker{opts: opts, sem: make(chan struct{}, opts.Concurrency), selected: map[*Node]bool{}, conns: map[*Node]Cluster{}}
 	node := &Node{Name: rootName, Children: []*Node{}}
 	sel := selection{envs: opts.Envs, root: len(opts.Paths) == 0 && len(opts.Envs) == 0}
 	for _, p := range opts.Paths {
@@ -110,7 +116,7 @@ func Walk(ctx context.Context, root Cluster, rootName string, opts Options) (*Re
 	if len(w.errs) > 0 {
 		return nil, errors.Join(w.errs...)
 	}
-	res := &Result{Root: node}
+	res := &Result{Root: node, conns: w.conns}
 	for n := range w.selected {
 		res.Selected = append(res.Selected, n)
 	}
@@ -178,6 +184,7 @@ type walker struct {
 	mu       sync.Mutex
 	errs     []error
 	selected map[*Node]bool
+	conns    map[*Node]Cluster
 }
 
 type ancestor struct{ identity, path string }
@@ -203,6 +210,11 @@ func (w *walker) visit(ctx context.Context, node *Node, connect func(context.Con
 	}
 
 	cluster, id, children, ok := w.read(ctx, node, connect, ancestors)
+	if ok {
+		w.mu.Lock()
+		w.conns[node] = cluster
+		w.mu.Unlock()
+	}
 	if !ok {
 		for _, p := range sel.paths {
 			if !p.done() {

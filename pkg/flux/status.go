@@ -126,7 +126,7 @@ func mostCommon(counts map[string]int) string {
 }
 
 func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, revision string) fleet.FluxObject {
-	o := fleet.FluxObject{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision}
+	o := fleet.FluxObject{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision, Labels: meta.Labels}
 	if c := apimeta.FindStatusCondition(conds, fluxmeta.ReadyCondition); c != nil {
 		o.Ready, o.Message = string(c.Status), c.Message
 	}

@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// controller is one Flux controller process running against a sandbox
+// cluster, out of cluster, as the operator of a real cluster runs it in.
+type controller struct {
+	name   string
+	cmd    *exec.Cmd
+	log    *os.File
+	health string
+	done   chan error
+}
+
+// startControllers runs source-controller and kustomize-controller for m,
+// with an admin kubeconfig of its own, everything on loopback ports.
+func (f *Fleet) startControllers(m *Member, a Assets) error {
+	if a.SourceController == "" || a.KustomizeController == "" {
+		return fmt.Errorf("%w: cluster %q runs Flux controllers and bin/source-controller or bin/kustomize-controller is missing: run `make flux-bins`", ErrAssetsMissing, m.Spec.Name)
+	}
+	user, err := m.Env.AddUser(envtest.User{Name: "flux-controllers", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("failed to add the controllers' user: %w", err)
+	}
+	data, err := kubeconfigFor(m.Spec.Name, user.Config(), nil)
+	if err != nil {
+		return err
+	}
+	slug := strings.NewReplacer("/", "_", ":", "_").Replace(m.Path)
+	if slug == "" {
+		slug = "root"
+	}
+	dir := filepath.Join(f.Dir, "flux", slug)
+	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o700); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		return err
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	storage := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	specs := []struct {
+		name, bin string
+		args      []string
+		health    int
+	}{
+		{"source-controller", a.SourceController, []string{
+			"--storage-path=" + filepath.Join(dir, "storage"), "--storage-addr=" + storage, "--storage-adv-addr=" + storage,
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[1]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[2]),
+		}, ports[2]},
+		{"kustomize-controller", a.KustomizeController, []string{
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[3]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[4]),
+		}, ports[4]},
+	}
+	for _, s := range specs {
+		log, err := os.Create(filepath.Join(dir, s.name+".log"))
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(s.bin, append(s.args, "--enable-leader-election=false", "--log-encoding=console")...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE=flux-system")
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			_ = log.Close()
+			return fmt.Errorf("failed to start %s for cluster %q: %w", s.name, m.Spec.Name, err)
+		}
+		c := &controller{name: s.name, cmd: cmd, log: log, health: fmt.Sprintf("http://127.0.0.1:%d/readyz", s.health), done: make(chan error, 1)}
+		go func() { c.done <- cmd.Wait() }()
+		m.controllers = append(m.controllers, c)
+	}
+	for _, c := range m.controllers {
+		if err := c.waitReady(); err != nil {
+			return fmt.Errorf("cluster %q: %w (log: %s)", m.Spec.Name, err, c.log.Name())
+		}
+	}
+	return nil
+}
+
+func (c *controller) waitReady() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-c.done:
+			return false, fmt.Errorf("%s exited: %w", c.name, err)
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.health, http.NoBody)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil //nolint:nilerr // not listening yet
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not become ready: %w", c.name, err)
+	}
+	return nil
+}
+
+// stop ends the controller: SIGTERM, then SIGKILL after a grace period.
+func (c *controller) stop() error {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	var err error
+	select {
+	case err = <-c.done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		err = <-c.done
+	}
+	_ = c.log.Close()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return nil // a signal ends it; that is the point
+	}
+	return err
+}
