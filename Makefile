@@ -38,7 +38,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 	hack/demo.sh
 
 .PHONY: test
-test: lint sandbox-bins flux-bins ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
+test: lint sandbox-bins flux-bins krew-bins ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
 	go test -count=1 ./...
 
 .PHONY: test-short
@@ -46,7 +46,7 @@ test-short: ## Unit tests only: no apiserver.
 	go test -short ./...
 
 .PHONY: update-golden
-update-golden: sandbox-bins flux-bins ## Rewrite the golden files from the current output.
+update-golden: sandbox-bins flux-bins krew-bins ## Rewrite the golden files from the current output.
 	go test -count=1 ./... -update
 
 .PHONY: sandbox-bins
@@ -78,6 +78,25 @@ $(BIN)/source-controller: hack/tools/flux-source/go.mod hack/tools/flux-source/g
 $(BIN)/kustomize-controller: hack/tools/flux-kustomize/go.mod hack/tools/flux-kustomize/go.sum
 	@mkdir -p $(BIN)
 	cd hack/tools/flux-kustomize && go build -trimpath -ldflags '-s -w' -o $@ github.com/fluxcd/kustomize-controller
+
+.PHONY: krew-bins
+krew-bins: $(BIN)/krew $(BIN)/validate-krew-manifest ## Build krew v0.5.0 and validate-krew-manifest for the install tests.
+
+$(BIN)/krew $(BIN)/validate-krew-manifest: hack/tools/krew/go.mod hack/tools/krew/go.sum
+	@mkdir -p $(BIN)
+	cd hack/tools/krew && go build -o $@ sigs.k8s.io/krew/cmd/$(notdir $@)
+
+.PHONY: dist
+dist: ## Release archives for every platform, checksums and the krew manifests: make dist VERSION=vX.Y.Z
+	go run ./hack/dist -version "$(VERSION)" -out dist
+
+.PHONY: validate-krew-manifest
+validate-krew-manifest: $(BIN)/validate-krew-manifest ## Check the committed krew manifest's structure.
+	$(BIN)/validate-krew-manifest -manifest plugins/fleet.yaml -skip-install
+
+.PHONY: docs
+docs: ## Regenerate docs/reference from the command tree.
+	go run ./hack/docgen
 
 $(BIN)/golangci-lint: hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@mkdir -p $(BIN)
@@ -123,7 +142,7 @@ update-crds: ## Refresh testdata/crds from the pinned CAPI and Flux modules.
 
 .PHONY: clean
 clean: ## Remove built binaries (bin/ keeps nothing that cannot be rebuilt).
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
 
 .PHONY: help
 help:

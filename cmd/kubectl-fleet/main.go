@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -17,7 +19,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cmd.Execute(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
+	args := os.Args[1:]
+	// Installed as kubectl_complete-fleet, the binary is kubectl's completion helper.
+	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == cmd.CompletionHelperName {
+		args = append([]string{"__complete"}, args...)
+	}
+	code := cmd.Execute(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, args)
 	stop()
 	os.Exit(code)
 }

@@ -120,6 +120,9 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 	f.BoolVarP(&o.Yes, flagYes, "y", false, "Do not ask for confirmation")
 	f.BoolVar(&o.DryRun, flagDryRun, false, "List what would be touched, and write nothing")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a table)")
+	completeValues(cmd, flagKind, "kustomization", "helmrelease", "gitrepository", "ocirepository", "helmrepository")
+	completeValues(cmd, flagLevel, levelRoot, levelMaster, levelTenant)
+	completeValues(cmd, flagOutput, outputJSON, outputYAML)
 	switch verb.name {
 	case verbReconcile:
 		f.BoolVar(&o.WithSource, flagWithSource, false, "Reconcile each object's source first (once per cluster), and wait for it")

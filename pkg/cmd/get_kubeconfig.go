@@ -58,7 +58,7 @@ func NewCmdGetKubeconfig(root *RootOptions) *cobra.Command {
 		Short: "Print, save or merge the kubeconfig of any cluster of the fleet",
 		Long: templates.LongDesc(`
 			Print the kubeconfig of the cluster at PATH, read from the
-			<cluster>-kubeconfig Secret CAPI keeps beside its Cluster object in
+			CLUSTER-kubeconfig Secret CAPI keeps beside its Cluster object in
 			the parent, however deep the cluster is: aws is a master's,
 			aws/team-a a tenant's. The clusters on the way are reached as tree
 			reaches them, under the same kubeconfig policy; the cluster at PATH
@@ -77,8 +77,8 @@ func NewCmdGetKubeconfig(root *RootOptions) *cobra.Command {
 			under kubectl's lock. Merging again replaces the three entries.
 
 			--user picks the provider's kubeconfig for people instead of the
-			admin one: CAPA's <cluster>-user-kubeconfig, CAPZ's
-			<cluster>-kubeconfig-user.`),
+			admin one: CAPA's CLUSTER-user-kubeconfig, CAPZ's
+			CLUSTER-kubeconfig-user.`),
 		Example: templates.Examples(`
 			# The kubeconfig of tenant team-a of the aws master
 			kubectl fleet get-kubeconfig aws/team-a > team-a.kubeconfig
@@ -108,7 +108,7 @@ func NewCmdGetKubeconfig(root *RootOptions) *cobra.Command {
 	f.StringVar(&o.OutputFile, flagOutputFile, "", "Write the kubeconfig to this new file (mode 0600) instead of stdout")
 	f.BoolVar(&o.Force, flagForce, false, "With --output-file: overwrite an existing file")
 	f.BoolVar(&o.Merge, flagMerge, false, "Merge into the kubeconfig in use instead of printing")
-	f.StringVar(&o.ContextName, flagContextName, "", "With --merge: the name of the context, cluster and user (default fleet-<path>)")
+	f.StringVar(&o.ContextName, flagContextName, "", "With --merge: the name of the context, cluster and user (default fleet-PATH)")
 	f.BoolVar(&o.SetCurrent, flagSetCurrent, false, "With --merge: make it the current context")
 	f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "Time allowed per cluster on the way to PATH")
 	return cmd

@@ -79,6 +79,7 @@ func NewCmdList(root *RootOptions) *cobra.Command {
 	o.AddFlags(f)
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the CAPI Cluster objects (e.g. -l env=prod,tier!=edge)")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: wide, name, json or yaml")
+	completeValues(cmd, flagOutput, outputWide, outputName, outputJSON, outputYAML)
 	return cmd
 }
 
@@ -87,6 +88,9 @@ func NewCmdGet(root *RootOptions) *cobra.Command {
 	get := &cobra.Command{
 		Use:   "get",
 		Short: "Get fleet resources: `get clusters` is `list`",
+		Example: templates.Examples(`
+			kubectl fleet get clusters
+			kubectl fleet get clusters --env aws -o wide`),
 	}
 	clusters := NewCmdList(root)
 	clusters.Use = "clusters [PATH...]"

@@ -65,7 +65,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "See and operate a Cluster API + Flux fleet as one",
 		Long: templates.LongDesc(`
 			kubectl fleet walks a Cluster API fleet from the current context down:
-			every CAPI Cluster the cluster holds, through the <cluster>-kubeconfig
+			every CAPI Cluster the cluster holds, through the CLUSTER-kubeconfig
 			Secret CAPI keeps beside it, to the clusters those hold, and so on. It
 			shows the whole fleet with CAPI and Flux health per cluster.
 
@@ -84,6 +84,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	flags.StringVar(&o.Color, flagColor, o.Color, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	flags.StringSliceVar(&o.AllowExec, flagAllowExec, nil, "Exec credential plugins, by absolute path, that kubeconfigs read from Secrets may run (comma-separated; refused otherwise)")
 	addKlogVerbosity(root)
+	completeValues(root, flagColor, colorAuto, colorAlways, colorNever)
 
 	root.AddCommand(
 		NewCmdTree(o),
@@ -94,7 +95,10 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdSuspend(o),
 		NewCmdResume(o),
 		NewCmdVersion(o),
+		NewCmdCompletion(o),
 	)
+	// The completion command above replaces cobra's default one.
+	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
 
@@ -143,4 +147,9 @@ func (o *RootOptions) useColor(w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// completeValues offers fixed values for a flag of cmd.
+func completeValues(cmd *cobra.Command, name string, values ...string) {
+	_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 }

@@ -45,7 +45,7 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 			Draw the fleet below the current context as a tree.
 
 			Starting from the cluster of the current context, tree lists the CAPI
-			Clusters of every namespace, reads each <cluster>-kubeconfig Secret,
+			Clusters of every namespace, reads each CLUSTER-kubeconfig Secret,
 			connects to the cluster it names and goes on down, many clusters at
 			once. Every cluster shows its provider, declared and live Kubernetes
 			version, phase, availability, control-plane and worker replicas,
@@ -91,6 +91,7 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 	o.AddFlags(f)
 	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below PATH to walk; -1 for all")
 	f.StringVarP(&o.Output, flagOutput, "o", o.Output, "Output format: tree (default), json or yaml")
+	completeValues(cmd, flagOutput, "tree", outputJSON, outputYAML)
 	return cmd
 }
 

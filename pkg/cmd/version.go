@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
@@ -16,7 +17,10 @@ func NewCmdVersion(root *RootOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of kubectl fleet",
-		Args:  cobra.NoArgs,
+		Example: templates.Examples(`
+			kubectl fleet version
+			kubectl fleet version -o json`),
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			info := version.Get()
 			switch output {
