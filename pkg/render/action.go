@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
@@ -39,33 +37,19 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 		rows = append(rows, []string{path, object, res.Result, duration(res.Seconds), dash(oneLine(res.Message))})
 	}
 	headers := []string{"CLUSTER", "OBJECT", "RESULT", "DURATION", "MESSAGE"}
-	t := table.New().
-		Border(lipgloss.HiddenBorder()).
-		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
-		BorderHeader(false).BorderColumn(false).BorderRow(false).
-		Headers(headers...).Rows(rows...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			s := st.plain
-			if col < len(headers)-1 {
-				s = s.PaddingRight(2)
-			}
-			switch {
-			case row == table.HeaderRow:
-				return s.Inherit(st.header)
-			case col != 2:
-				return s
-			case r.Results[row].Failed:
-				return s.Inherit(st.bad)
-			case strings.HasPrefix(r.Results[row].Result, "would") || r.Results[row].Result == "skipped" || strings.HasPrefix(r.Results[row].Result, "already") || r.Results[row].Result == "not suspended":
-				return s.Inherit(st.warn)
-			}
-			return s.Inherit(st.good)
-		})
 	var b strings.Builder
-	for _, line := range strings.Split(t.Render(), "\n") {
-		b.WriteString(strings.TrimRight(line, " "))
-		b.WriteString("\n")
-	}
+	b.WriteString(drawTable(st, headers, rows, func(row, col int) int {
+		res := r.Results[row]
+		switch {
+		case col != 2:
+			return plain
+		case res.Failed:
+			return bad
+		case strings.HasPrefix(res.Result, "would") || res.Result == "skipped" || strings.HasPrefix(res.Result, "already") || res.Result == "not suspended":
+			return warn
+		}
+		return good
+	}))
 	b.WriteString(Summary(r))
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

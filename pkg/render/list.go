@@ -62,6 +62,14 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 		rows = append(rows, row)
 		health = append(health, h)
 	}
+	_, err := io.WriteString(w, drawTable(st, headers, rows, func(row, col int) int { return health[row][col] }))
+	return err
+}
+
+// drawTable lays rows out under headers as kubectl get does: no borders,
+// two spaces between columns, a bold header, each cell coloured by its
+// health (plain, good, warn, bad), no trailing spaces.
+func drawTable(st styles, headers []string, rows [][]string, health func(row, col int) int) string {
 	t := table.New().
 		Border(lipgloss.HiddenBorder()).
 		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
@@ -75,7 +83,7 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 			if row == table.HeaderRow {
 				return s.Inherit(st.header)
 			}
-			switch health[row][col] {
+			switch health(row, col) {
 			case good:
 				return s.Inherit(st.good)
 			case warn:
@@ -85,14 +93,12 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 			}
 			return s
 		})
-	out := t.Render()
 	var b strings.Builder
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range strings.Split(t.Render(), "\n") {
 		b.WriteString(strings.TrimRight(line, " "))
 		b.WriteString("\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 // Names prints one path per line, like kubectl get -o name.

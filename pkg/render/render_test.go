@@ -123,3 +123,42 @@ func TestJSONAndYAML(t *testing.T) {
 	golden.Assert(t, "TestJSON", j.Bytes())
 	golden.Assert(t, "TestYAML", y.Bytes())
 }
+
+func allNodes(n *fleet.Node) []*fleet.Node {
+	var out []*fleet.Node
+	n.Walk(func(x *fleet.Node) { out = append(out, x) })
+	return out
+}
+
+func sampleReport() *fleet.ActionReport {
+	return &fleet.ActionReport{Action: "reconcile", Results: []fleet.ActionResult{
+		{Cluster: "", Kind: "Kustomization", Namespace: "flux-system", Name: "flux-system", Result: "requested", Seconds: 0.042, Message: "reconcile.fluxcd.io/requestedAt=2026-11-22T10:00:00Z"},
+		{Cluster: "aws", Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system", Result: "reconciled", Source: true, Seconds: 0.5, Message: "ready at revision main@sha1:1111111"},
+		{Cluster: "aws", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Result: "reconciled", Seconds: 1.25, Message: "ready at revision main@sha1:1111111"},
+		{Cluster: "aws/team-b", Kind: "HelmRelease", Namespace: "flux-system", Name: "cert-manager", Result: "skipped", Message: "suspended"},
+		{Cluster: "aws/team-c", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Result: "failed", Failed: true, Seconds: 30, Message: "timed out waiting"},
+		{Cluster: "aws/team-dead", Result: "failed", Failed: true, Message: "cluster not reached: cannot reach https://10.0.0.9:6443"},
+	}, Summary: fleet.ActionSummary{Clusters: 5, Objects: 5, Results: map[string]int{"requested": 1, "reconciled": 2, "skipped": 1, "failed": 2}, Failed: 2, Seconds: 31.2}}
+}
+
+func TestTables(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		suffix := "plain"
+		if color {
+			suffix = "ansi"
+		}
+		var list, wide, action bytes.Buffer
+		if err := render.Table(&list, allNodes(sampleFleet()), render.ListOptions{Color: color}); err != nil {
+			t.Fatal(err)
+		}
+		if err := render.Table(&wide, allNodes(sampleFleet()), render.ListOptions{Color: color, Wide: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := render.ActionTable(&action, sampleReport(), render.ActionOptions{Color: color}); err != nil {
+			t.Fatal(err)
+		}
+		golden.Assert(t, "TestTable_"+suffix, list.Bytes())
+		golden.Assert(t, "TestTable_wide_"+suffix, wide.Bytes())
+		golden.Assert(t, "TestActionTable_"+suffix, action.Bytes())
+	}
+}
