@@ -140,10 +140,10 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// One PATH is drawn from its cluster; otherwise from the root, with the
-	// clusters on the way to each selected environment.
+	// PATH alone is drawn from its cluster; with environments, from the
+	// root, with the clusters on the way to each selection.
 	node := res.Root
-	if o.Path != "" {
+	if o.Path != "" && len(o.Envs) == 0 {
 		node = res.Selected[0]
 	}
 	switch o.Output {

@@ -161,6 +161,7 @@ func TestTreeNarrowsToPathAndDepth(t *testing.T) {
 		{"masters only", false, []string{"--depth", "1"}, []string{"", "aws", "azure"}},
 		{"the root alone", false, []string{"--depth", "0"}, []string{""}},
 		{"an environment", false, []string{"--env", "azure"}, []string{"", "azure", "azure/team-x", "azure/team-y"}},
+		{"a path and an environment", false, []string{"aws/team-b", "--env", "azure"}, []string{"", "aws", "aws/team-b", "azure", "azure/team-x", "azure/team-y"}},
 		{"a namespace-qualified tenant", true, []string{"aws/tenants:team-a"}, []string{"aws/tenants:team-a", "aws/tenants:team-a/edge"}},
 		{"three levels down", true, []string{"aws/tenants:team-a/edge"}, []string{"aws/tenants:team-a/edge"}},
 	}
