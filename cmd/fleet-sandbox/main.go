@@ -49,10 +49,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	assets, err := sandbox.FindAssets()
-	if err != nil {
-		return err
-	}
 	if *specPath == "" {
 		root, err := sandbox.CheckoutRoot()
 		if err != nil {
@@ -60,23 +56,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		*specPath = filepath.Join(root, "testdata", "fleets", "demo.yaml")
 	}
-	spec, err := sandbox.LoadSpec(*specPath)
-	if err != nil {
-		return err
-	}
-	if *dir == "" {
-		if *dir, err = os.MkdirTemp("", "fleet-sandbox-"); err != nil {
-			return fmt.Errorf("failed to create a sandbox directory: %w", err)
-		}
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	f, err := sandbox.Start(ctx, spec, sandbox.Options{Dir: *dir, Assets: assets})
+	f, err := sandbox.StartFile(ctx, *specPath, *dir)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "fleet %q: %d clusters; kubeconfig %s\n", spec.Name, len(f.Members), f.Kubeconfig)
+	fmt.Fprintf(stderr, "fleet %q: %d clusters; kubeconfig %s\n", f.Spec.Name, len(f.Members), f.Kubeconfig)
 	fmt.Fprintln(stdout, "ready")
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "stopping the sandbox fleet")

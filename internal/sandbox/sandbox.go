@@ -129,6 +129,26 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	return f, nil
 }
 
+// StartFile starts the fleet of the spec file at specPath with the binaries
+// the Makefile built, keeping its files in dir, or in a new temporary
+// directory when dir is empty.
+func StartFile(ctx context.Context, specPath, dir string) (*Fleet, error) {
+	assets, err := FindAssets()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := LoadSpec(specPath)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "fleet-sandbox-"); err != nil {
+			return nil, fmt.Errorf("failed to create a sandbox directory: %w", err)
+		}
+	}
+	return Start(ctx, spec, Options{Dir: dir, Assets: assets})
+}
+
 func (f *Fleet) addMembers(path string, c *ClusterSpec) {
 	f.Members[path] = &Member{Path: path, Spec: c}
 	segs := fleet.Segments(childKeys(c))

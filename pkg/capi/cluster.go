@@ -170,15 +170,15 @@ func (c *Cluster) Flux(ctx context.Context) (*fleet.Flux, error) {
 // Connect reads the child's kubeconfig Secret from this cluster, checks it
 // against the policy and connects to the cluster it names.
 func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (fleet.Cluster, error) {
-	src := kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
-	secret := &corev1.Secret{}
-	if err := c.client.Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: src.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
-		}
-		return nil, fmt.Errorf("failed to read %s: %w", src, err)
+	src, data, err := c.ReadKubeconfig(ctx, child.Namespace, child.KubeconfigSecret)
+	if errors.Is(err, ErrSecretNotFound) {
+		src = kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
+		return nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
 	}
-	cfg, err := c.connector.Policy.RESTConfig(src, secret.Data[KubeconfigKey])
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.connector.Policy.RESTConfig(src, data)
 	if err != nil {
 		return nil, err
 	}

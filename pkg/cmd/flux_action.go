@@ -359,7 +359,7 @@ func (o *FluxActionOptions) dryRun(t target) fleet.ActionResult {
 	r := fleet.ActionResult{Result: "would " + o.verb.name}
 	switch {
 	case o.verb.name == verbReconcile && t.obj.Suspended && o.Name != "":
-		r.Result, r.Failed, r.Message = "would refuse", true, "suspended: resume it first (kubectl fleet resume)"
+		r.Result, r.Failed, r.Message = "would refuse", true, resumeFirst
 	case o.verb.name == verbReconcile && t.obj.Suspended:
 		r.Result, r.Message = "would skip", "suspended"
 	case o.verb.name == verbSuspend && t.obj.Suspended:
@@ -416,14 +416,14 @@ func (o *FluxActionOptions) summarize(r *fleet.ActionReport, started time.Time) 
 func (o *FluxActionOptions) print(r *fleet.ActionReport) error {
 	for _, res := range r.Results {
 		if strings.HasPrefix(res.Message, "warning: ") {
-			fmt.Fprintf(o.ErrOut, "%s: %s %s/%s: %s\n", render.DisplayPath(&fleet.Node{Path: res.Cluster}), res.Kind, res.Namespace, res.Name, res.Message)
+			fmt.Fprintf(o.ErrOut, "%s: %s %s/%s: %s\n", render.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Message)
 		}
 	}
 	switch o.Output {
 	case outputJSON:
-		return render.ActionJSON(o.Out, r)
+		return render.JSON(o.Out, r)
 	case outputYAML:
-		return render.ActionYAML(o.Out, r)
+		return render.YAML(o.Out, r)
 	}
 	return render.ActionTable(o.Out, r, render.ActionOptions{Color: o.useColor(o.Out)})
 }

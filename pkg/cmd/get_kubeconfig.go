@@ -167,7 +167,7 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	}
 	reader, ok := target.Parent.(kubeconfigReader)
 	if !ok {
-		return fmt.Errorf("cannot read kubeconfig secrets from %s", describePath(target.ParentPath))
+		return fmt.Errorf("cannot read kubeconfig secrets from %s", fleet.DescribePath(target.ParentPath))
 	}
 	names := []string{capi.KubeconfigSecretName(target.Child.Name)}
 	if o.User {
@@ -177,10 +177,10 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	switch {
 	case errors.Is(err, capi.ErrSecretNotFound) && o.User:
 		return fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA) nor %s/%s (CAPZ) exists in %s",
-			target.Path, target.Child.Namespace, names[0], target.Child.Namespace, names[1], describePath(target.ParentPath))
+			target.Path, target.Child.Namespace, names[0], target.Child.Namespace, names[1], fleet.DescribePath(target.ParentPath))
 	case errors.Is(err, capi.ErrSecretNotFound):
 		return fmt.Errorf("cluster %s has no kubeconfig yet: secret %s/%s not found in %s; CAPI writes it once the control plane is initialized",
-			target.Path, target.Child.Namespace, names[0], describePath(target.ParentPath))
+			target.Path, target.Child.Namespace, names[0], fleet.DescribePath(target.ParentPath))
 	case err != nil:
 		return err
 	}
@@ -276,11 +276,4 @@ func (o *GetKubeconfigOptions) merge(target *fleet.Target, src kubeconfig.Source
 		fmt.Fprintf(o.ErrOut, "switched to context %q\n", name)
 	}
 	return nil
-}
-
-func describePath(path string) string {
-	if path == "" {
-		return "the root cluster"
-	}
-	return path
 }

@@ -147,9 +147,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	}
 	switch o.Output {
 	case outputJSON:
-		err = render.ListJSON(o.Out, rows)
+		err = render.JSON(o.Out, render.ListOf(rows))
 	case outputYAML:
-		err = render.ListYAML(o.Out, rows)
+		err = render.YAML(o.Out, render.ListOf(rows))
 	case outputName:
 		err = render.Names(o.Out, rows)
 	default:

@@ -45,10 +45,6 @@ func TestMain(m *testing.M) {
 }
 
 func runWithFleets(m *testing.M) (int, error) {
-	assets, err := sandbox.FindAssets()
-	if err != nil {
-		return 0, err
-	}
 	root, err := sandbox.CheckoutRoot()
 	if err != nil {
 		return 0, err
@@ -63,7 +59,7 @@ func runWithFleets(m *testing.M) (int, error) {
 	defer cancel()
 	for name, dst := range specs {
 		wg.Go(func() {
-			f, err := startFleet(ctx, root+"/testdata/fleets/"+name+".yaml", assets)
+			f, err := sandbox.StartFile(ctx, root+"/testdata/fleets/"+name+".yaml", "")
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -90,18 +86,6 @@ func runWithFleets(m *testing.M) (int, error) {
 		return 0, err
 	}
 	return m.Run(), nil
-}
-
-func startFleet(ctx context.Context, specPath string, assets sandbox.Assets) (*sandbox.Fleet, error) {
-	spec, err := sandbox.LoadSpec(specPath)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "fleet-e2e-")
-	if err != nil {
-		return nil, err
-	}
-	return sandbox.Start(ctx, spec, sandbox.Options{Dir: dir, Assets: assets})
 }
 
 // needFleets skips a test under -short, where TestMain starts no apiserver.

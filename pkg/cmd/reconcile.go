@@ -73,11 +73,14 @@ func reconcile(ctx context.Context, o *FluxActionOptions, t target, ref flux.Ref
 	return r
 }
 
+// resumeFirst is why a named, suspended object is refused.
+const resumeFirst = "suspended: resume it first (kubectl fleet resume)"
+
 // suspendedResult is what reconcile does with a suspended object: skip it,
 // or refuse it when it was named.
 func suspendedResult(o *FluxActionOptions) fleet.ActionResult {
 	if o.Name != "" {
-		return fleet.ActionResult{Result: "refused", Failed: true, Message: "suspended: resume it first (kubectl fleet resume)"}
+		return fleet.ActionResult{Result: "refused", Failed: true, Message: resumeFirst}
 	}
 	return fleet.ActionResult{Result: "skipped", Message: "suspended"}
 }

@@ -166,7 +166,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 func partialOf(nodes []*fleet.Node) error {
 	total, failed := len(nodes), 0
 	for _, n := range nodes {
-		if n.Error != "" || (n.Flux != nil && n.Flux.Error != "") {
+		if n.Incomplete() {
 			failed++
 		}
 	}

@@ -1,14 +1,13 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
 )
 
 // NewCmdVersion builds `kubectl fleet version`.
@@ -28,19 +27,9 @@ func NewCmdVersion(root *RootOptions) *cobra.Command {
 				_, err := fmt.Fprintf(root.Out, "kubectl-fleet %s (commit %s, built %s, %s)\n", info.Version, info.Commit, info.BuildDate, info.GoVersion)
 				return err
 			case outputJSON:
-				data, err := json.MarshalIndent(info, "", "  ")
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintf(root.Out, "%s\n", data)
-				return err
+				return render.JSON(root.Out, info)
 			case outputYAML:
-				data, err := yaml.Marshal(info)
-				if err != nil {
-					return err
-				}
-				_, err = root.Out.Write(data)
-				return err
+				return render.YAML(root.Out, info)
 			}
 			return fmt.Errorf("invalid --%s %q: use json or yaml", flagOutput, output)
 		},

@@ -28,7 +28,7 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	parent := describe(e.Parent)
+	parent := DescribePath(e.Parent)
 	switch {
 	case e.Cause != "":
 		return fmt.Sprintf("cannot resolve path %q: %s: %s", e.Path, parent, e.Cause)
@@ -67,7 +67,8 @@ func (e *EnvError) Error() string {
 // Unwrap makes errors.Is(err, ErrPath) true.
 func (e *EnvError) Unwrap() error { return ErrPath }
 
-func describe(path string) string {
+// DescribePath names a path in a sentence: "the root cluster" or the path.
+func DescribePath(path string) string {
 	if path == "" {
 		return "the root cluster"
 	}

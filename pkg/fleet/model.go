@@ -102,13 +102,8 @@ func (n *Node) Walk(visit func(*Node)) {
 	}
 }
 
-// Failed counts the nodes of the subtree that carry an error.
-func (n *Node) Failed() int {
-	failed := 0
-	n.Walk(func(x *Node) {
-		if x.Error != "" {
-			failed++
-		}
-	})
-	return failed
+// Incomplete reports whether the walk could not read all of the cluster:
+// the cluster itself, or some of its Flux objects.
+func (n *Node) Incomplete() bool {
+	return n.Error != "" || (n.Flux != nil && n.Flux.Error != "")
 }

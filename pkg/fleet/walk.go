@@ -318,11 +318,7 @@ func (w *walker) read(ctx context.Context, node *Node, connect func(context.Cont
 			continue
 		}
 		node.CycleOf = &a.path
-		name := a.path
-		if name == "" {
-			name = "the root cluster"
-		}
-		node.Error = fmt.Sprintf("cycle: the kubeconfig leads back to %s; not followed", name)
+		node.Error = fmt.Sprintf("cycle: the kubeconfig leads back to %s; not followed", DescribePath(a.path))
 		return nil, "", nil, false
 	}
 	if v, err := cluster.ServerVersion(ctx); err == nil {

@@ -29,6 +29,17 @@ func paths(n *fleet.Node) []string {
 	return out
 }
 
+// incomplete counts the nodes of the subtree that the walk could not read.
+func incomplete(n *fleet.Node) int {
+	count := 0
+	n.Walk(func(x *fleet.Node) {
+		if x.Incomplete() {
+			count++
+		}
+	})
+	return count
+}
+
 func walk(t *testing.T, root fleet.Cluster, opts fleet.Options) *fleet.Node {
 	t.Helper()
 	return walkResult(t, root, opts).Root
@@ -70,8 +81,8 @@ func TestWalkVisitsEveryLevelInStableOrder(t *testing.T) {
 	if diff := cmp.Diff(want, paths(node)); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
-	if got := node.Failed(); got != 0 {
-		t.Errorf("Failed() = %d, want 0", got)
+	if got := incomplete(node); got != 0 {
+		t.Errorf("%d incomplete nodes, want 0", got)
 	}
 	aws := node.Children[0]
 	if aws.Name != "aws" || aws.Namespace != "masters" || aws.Provider != "aws" || aws.LiveVersion != "v1.36.3" || aws.Flux == nil {
@@ -91,8 +102,8 @@ func TestWalkKeepsGoingPastBrokenClusters(t *testing.T) {
 	if aws.Error != "secret masters/aws-kubeconfig not found" || aws.Flux != nil || len(aws.Children) != 0 {
 		t.Errorf("broken cluster = %+v, want its error, no flux and no children", aws)
 	}
-	if got := node.Failed(); got != 1 {
-		t.Errorf("Failed() = %d, want 1", got)
+	if got := incomplete(node); got != 1 {
+		t.Errorf("%d incomplete nodes, want 1", got)
 	}
 }
 
@@ -348,6 +359,9 @@ func TestWalkKeepsFluxErrorsOnTheNode(t *testing.T) {
 	got := node.Children[0]
 	if got.Error != "" || got.Flux == nil || got.Flux.Error != "list HelmReleases: forbidden" {
 		t.Errorf("node = error %q, flux %+v; want no node error and the flux error", got.Error, got.Flux)
+	}
+	if !got.Incomplete() {
+		t.Error("a cluster whose Flux objects could not all be listed is not incomplete")
 	}
 }
 

@@ -34,22 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	ctrllog.SetLogger(logr.Discard())
-	assets, err := sandbox.FindAssets()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-	spec, err := sandbox.LoadSpec("testdata/solo.yaml")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-	dir, err := os.MkdirTemp("", "flux-ops-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-	solo, err = sandbox.Start(context.Background(), spec, sandbox.Options{Dir: dir, Assets: assets})
+	var err error
+	solo, err = sandbox.StartFile(context.Background(), "testdata/solo.yaml", "")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

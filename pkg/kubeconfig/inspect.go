@@ -5,7 +5,6 @@ import (
 	"encoding/pem"
 	"slices"
 
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
@@ -32,12 +31,9 @@ type Inspection struct {
 // context. It fails only when the kubeconfig is unusable; fields the walk
 // policy would refuse are reported, not refused.
 func Inspect(src Source, data []byte) (*Inspection, error) {
-	if len(data) == 0 {
-		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is empty or missing", kind: ErrInvalid}
-	}
-	cfg, err := clientcmd.Load(data)
+	cfg, err := load(src, data)
 	if err != nil {
-		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is not a valid kubeconfig (it could not be decoded)", kind: ErrInvalid}
+		return nil, err
 	}
 	name, kctx, err := currentContext(src, cfg)
 	if err != nil {

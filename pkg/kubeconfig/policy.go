@@ -61,6 +61,15 @@ type Policy struct {
 // RESTConfig validates data, a kubeconfig from src, and returns a rest.Config
 // built only from its inline, allowed fields.
 func (p Policy) RESTConfig(src Source, data []byte) (*rest.Config, error) {
+	cfg, err := load(src, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.fromConfig(src, cfg)
+}
+
+// load decodes data, a kubeconfig from src.
+func load(src Source, data []byte) (*clientcmdapi.Config, error) {
 	if len(data) == 0 {
 		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is empty or missing", kind: ErrInvalid}
 	}
@@ -70,7 +79,7 @@ func (p Policy) RESTConfig(src Source, data []byte) (*rest.Config, error) {
 		// say what is wrong without it.
 		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is not a valid kubeconfig (it could not be decoded)", kind: ErrInvalid}
 	}
-	return p.fromConfig(src, cfg)
+	return cfg, nil
 }
 
 func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, error) {

@@ -1,14 +1,11 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
@@ -30,11 +27,7 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 		if res.Source {
 			object += " (source)"
 		}
-		path := res.Cluster
-		if path == "" {
-			path = RootPath
-		}
-		rows = append(rows, []string{path, object, res.Result, duration(res.Seconds), dash(oneLine(res.Message))})
+		rows = append(rows, []string{DisplayPath(res.Cluster), object, res.Result, duration(res.Seconds), dash(oneLine(res.Message))})
 	}
 	headers := []string{"CLUSTER", "OBJECT", "RESULT", "DURATION", "MESSAGE"}
 	var b strings.Builder
@@ -89,24 +82,4 @@ func duration(seconds float64) string {
 	default:
 		return d.Round(100 * time.Millisecond).String()
 	}
-}
-
-// ActionJSON prints the report as one JSON document.
-func ActionJSON(w io.Writer, r *fleet.ActionReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("failed to encode the report as JSON: %w", err)
-	}
-	return nil
-}
-
-// ActionYAML prints the report as one YAML document.
-func ActionYAML(w io.Writer, r *fleet.ActionReport) error {
-	data, err := yaml.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("failed to encode the report as YAML: %w", err)
-	}
-	_, err = w.Write(data)
-	return err
 }

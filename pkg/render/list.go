@@ -1,14 +1,12 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
@@ -25,12 +23,12 @@ type ListOptions struct {
 	Wide bool
 }
 
-// DisplayPath is a node's path as tables print it.
-func DisplayPath(n *fleet.Node) string {
-	if n.Path == "" {
+// DisplayPath is a path as tables print it: "/" for the root.
+func DisplayPath(path string) string {
+	if path == "" {
 		return RootPath
 	}
-	return n.Path
+	return path
 }
 
 // Table draws one row per cluster, in the order given, like kubectl get.
@@ -44,7 +42,7 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
 		r := clusterRow(n, 0, n.Path == "")
-		cells := map[string]string{"PATH": DisplayPath(n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
+		cells := map[string]string{"PATH": DisplayPath(n.Path), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
 		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(n.Error)}
 		for i, c := range columns {
 			cells[c], hs[c] = r.cells[i], r.health[i]
@@ -104,7 +102,7 @@ func drawTable(st styles, headers []string, rows [][]string, health func(row, co
 // Names prints one path per line, like kubectl get -o name.
 func Names(w io.Writer, nodes []*fleet.Node) error {
 	for _, n := range nodes {
-		if _, err := fmt.Fprintln(w, DisplayPath(n)); err != nil {
+		if _, err := fmt.Fprintln(w, DisplayPath(n.Path)); err != nil {
 			return err
 		}
 	}
@@ -123,7 +121,8 @@ type List struct {
 	Items []ListItem `json:"items"`
 }
 
-func listOf(nodes []*fleet.Node) List {
+// ListOf is the document of `list -o json|yaml`: the nodes without their subtrees.
+func ListOf(nodes []*fleet.Node) List {
 	l := List{Items: make([]ListItem, 0, len(nodes))}
 	for _, n := range nodes {
 		item := ListItem{Node: *n}
@@ -131,26 +130,6 @@ func listOf(nodes []*fleet.Node) List {
 		l.Items = append(l.Items, item)
 	}
 	return l
-}
-
-// ListJSON prints the clusters as {"items": [...]}.
-func ListJSON(w io.Writer, nodes []*fleet.Node) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(listOf(nodes)); err != nil {
-		return fmt.Errorf("failed to encode the clusters as JSON: %w", err)
-	}
-	return nil
-}
-
-// ListYAML prints the clusters as a YAML document with items.
-func ListYAML(w io.Writer, nodes []*fleet.Node) error {
-	data, err := yaml.Marshal(listOf(nodes))
-	if err != nil {
-		return fmt.Errorf("failed to encode the clusters as YAML: %w", err)
-	}
-	_, err = w.Write(data)
-	return err
 }
 
 func fluxCount(n *fleet.Node) (string, int) {
