@@ -62,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "fleet %q: %d clusters; kubeconfig %s\n", f.Spec.Name, len(f.Members), f.Kubeconfig)
+	fmt.Fprintf(stderr, "fleet %q: %d clusters on %d apiservers; kubeconfig %s\n", f.Spec.Name, len(f.Members), f.Servers(), f.Kubeconfig)
 	fmt.Fprintln(stdout, "ready")
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "stopping the sandbox fleet")

@@ -26,24 +26,23 @@ type controller struct {
 	done   chan error
 }
 
-// startControllers runs source-controller and kustomize-controller for m,
-// with an admin kubeconfig of its own, everything on loopback ports.
-func (f *Fleet) startControllers(m *Member, a Assets) error {
+// startControllers runs source-controller and kustomize-controller for s,
+// with an admin kubeconfig of its own (straight to the apiserver, never
+// through the latency proxy), everything on loopback ports.
+func (f *Fleet) startControllers(s *server, a Assets) error {
 	if a.SourceController == "" || a.KustomizeController == "" {
-		return fmt.Errorf("%w: cluster %q runs Flux controllers and bin/source-controller or bin/kustomize-controller is missing: run `make flux-bins`", ErrAssetsMissing, m.Spec.Name)
+		return fmt.Errorf("%w: cluster %q runs Flux controllers and bin/source-controller or bin/kustomize-controller is missing: run `make flux-bins`", ErrAssetsMissing, s.spec.Name)
 	}
-	user, err := m.Env.AddUser(envtest.User{Name: "flux-controllers", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return fmt.Errorf("failed to add the controllers' user: %w", err)
-	}
-	data, err := kubeconfigFor(m.Spec.Name, user.Config(), nil)
+	cfg, err := s.addUser(envtest.User{Name: "flux-controllers", Groups: []string{"system:masters"}})
 	if err != nil {
 		return err
 	}
-	slug := strings.NewReplacer("/", "_", ":", "_").Replace(m.Path)
-	if slug == "" {
-		slug = "root"
+	cfg.Host = s.config.Host
+	data, err := kubeconfigFor(s.spec.Name, cfg, nil)
+	if err != nil {
+		return err
 	}
+	slug := strings.NewReplacer("/", "_", ":", "_", "#", "_").Replace(s.key)
 	dir := filepath.Join(f.Dir, "flux", slug)
 	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o700); err != nil {
 		return err
@@ -70,26 +69,26 @@ func (f *Fleet) startControllers(m *Member, a Assets) error {
 			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[3]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[4]),
 		}, ports[4]},
 	}
-	for _, s := range specs {
-		log, err := os.Create(filepath.Join(dir, s.name+".log"))
+	for _, sp := range specs {
+		log, err := os.Create(filepath.Join(dir, sp.name+".log"))
 		if err != nil {
 			return err
 		}
-		cmd := exec.Command(s.bin, append(s.args, "--enable-leader-election=false", "--log-encoding=console")...)
+		cmd := exec.Command(sp.bin, append(sp.args, "--enable-leader-election=false", "--log-encoding=console")...)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE=flux-system")
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			_ = log.Close()
-			return fmt.Errorf("failed to start %s for cluster %q: %w", s.name, m.Spec.Name, err)
+			return fmt.Errorf("failed to start %s for cluster %q: %w", sp.name, s.spec.Name, err)
 		}
-		c := &controller{name: s.name, cmd: cmd, log: log, health: fmt.Sprintf("http://127.0.0.1:%d/readyz", s.health), done: make(chan error, 1)}
+		c := &controller{name: sp.name, cmd: cmd, log: log, health: fmt.Sprintf("http://127.0.0.1:%d/readyz", sp.health), done: make(chan error, 1)}
 		go func() { c.done <- cmd.Wait() }()
-		m.controllers = append(m.controllers, c)
+		s.controllers = append(s.controllers, c)
 	}
-	for _, c := range m.controllers {
+	for _, c := range s.controllers {
 		if err := c.waitReady(); err != nil {
-			return fmt.Errorf("cluster %q: %w (log: %s)", m.Spec.Name, err, c.log.Name())
+			return fmt.Errorf("cluster %q: %w (log: %s)", s.spec.Name, err, c.log.Name())
 		}
 	}
 	return nil

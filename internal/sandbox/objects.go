@@ -18,10 +18,13 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
 )
 
 // populate creates, on every apiserver at once, the spec's Flux objects and
@@ -32,14 +35,11 @@ func (f *Fleet) populate(ctx context.Context) error {
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, m := range f.Members {
-		if m.Client == nil {
-			continue
-		}
+	for _, s := range f.servers {
 		wg.Go(func() {
-			if err := f.populateMember(ctx, m); err != nil {
+			if err := f.populateServer(ctx, s); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("cluster %q: %w", m.Spec.Name, err))
+				errs = append(errs, fmt.Errorf("cluster %q: %w", s.spec.Name, err))
 				mu.Unlock()
 			}
 		})
@@ -48,44 +48,66 @@ func (f *Fleet) populate(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (f *Fleet) populateMember(ctx context.Context, m *Member) error {
-	for i := range m.Spec.Flux {
-		if err := f.createFlux(ctx, m, &m.Spec.Flux[i]); err != nil {
+// populateWorkers bounds the requests one server is filled with at once.
+const populateWorkers = 16
+
+func (f *Fleet) populateServer(ctx context.Context, s *server) error {
+	for i := range s.spec.Flux {
+		if err := f.createFlux(ctx, s, &s.spec.Flux[i]); err != nil {
 			return err
 		}
 	}
-	for i := range m.Spec.Clusters {
-		child := &m.Spec.Clusters[i]
-		if err := createCluster(ctx, m.Client, child); err != nil {
-			return err
-		}
-		var value []byte
-		var err error
-		if child.Kubeconfig == KubeconfigValid {
-			value, err = f.adminKubeconfig(f.Members[f.ChildPath(m.Path, i)])
-		} else {
-			value, err = f.faultKubeconfig(m, child)
-		}
-		if err != nil {
-			return fmt.Errorf("cluster %s/%s: %w", child.Namespace, child.Name, err)
-		}
-		if value == nil {
-			continue
-		}
-		if err := createSecret(ctx, m.Client, child, child.Name+"-kubeconfig", child.Name, value); err != nil {
-			return err
-		}
-		if err := f.createUserSecret(ctx, m, child, i); err != nil {
-			return err
-		}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	work := make(chan *ClusterSpec)
+	for range min(populateWorkers, len(s.spec.Clusters)) {
+		wg.Go(func() {
+			for child := range work {
+				if err := f.populateChild(ctx, s, child); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("cluster %s/%s: %w", child.Namespace, child.Name, err))
+					mu.Unlock()
+				}
+			}
+		})
 	}
-	return nil
+	for i := range s.spec.Clusters {
+		work <- &s.spec.Clusters[i]
+	}
+	close(work)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// populateChild creates a child's Cluster object and kubeconfig Secrets on
+// its parent's server.
+func (f *Fleet) populateChild(ctx context.Context, parent *server, child *ClusterSpec) error {
+	if err := createCluster(ctx, parent.client, child); err != nil {
+		return err
+	}
+	var value []byte
+	var err error
+	if child.Kubeconfig == KubeconfigValid {
+		value, err = adminKubeconfig(f.childServer(parent, child), child)
+	} else {
+		value, err = f.faultKubeconfig(parent, child)
+	}
+	if err != nil || value == nil {
+		return err
+	}
+	if err := createSecret(ctx, parent.client, child, child.Name+"-kubeconfig", child.Name, value); err != nil {
+		return err
+	}
+	return f.createUserSecret(ctx, parent, child)
 }
 
 // createUserSecret writes the user kubeconfig an infrastructure provider
 // keeps beside the admin one: it reaches the child's apiserver through an
 // exec plugin, the sandbox's marker plugin with the provider's arguments.
-func (f *Fleet) createUserSecret(ctx context.Context, parent *Member, child *ClusterSpec, i int) error {
+func (f *Fleet) createUserSecret(ctx context.Context, parent *server, child *ClusterSpec) error {
 	var name, label string
 	var exec *clientcmdapi.ExecConfig
 	switch child.UserKubeconfig {
@@ -100,22 +122,23 @@ func (f *Fleet) createUserSecret(ctx context.Context, parent *Member, child *Clu
 		exec = &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1beta1", Command: f.ExecPluginPath(),
 			Args: []string{"get-token", "--login", "azurecli", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"}, InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode}
 	}
-	member := f.Members[f.ChildPath(parent.Path, i)]
-	value, err := kubeconfigFor(child.Name, member.Config, &clientcmdapi.AuthInfo{Exec: exec})
+	cs := f.childServer(parent, child)
+	value, err := kubeconfigFor(child.Name, &rest.Config{Host: cs.url(), TLSClientConfig: rest.TLSClientConfig{CAData: cs.config.CAData}}, &clientcmdapi.AuthInfo{Exec: exec})
 	if err != nil {
 		return err
 	}
-	return createSecret(ctx, parent.Client, child, name, label, value)
+	return createSecret(ctx, parent.client, child, name, label, value)
 }
 
 // adminKubeconfig is what CAPI writes for a cluster: a system:masters user
-// with an inline client certificate.
-func (f *Fleet) adminKubeconfig(m *Member) ([]byte, error) {
-	user, err := m.Env.AddUser(envtest.User{Name: m.Spec.Name + "-admin", Groups: []string{"system:masters"}}, nil)
+// with an inline client certificate, one user per Secret, as each cluster
+// of a real fleet has credentials of its own.
+func adminKubeconfig(s *server, child *ClusterSpec) ([]byte, error) {
+	cfg, err := s.addUser(envtest.User{Name: child.Name + "-admin", Groups: []string{"system:masters"}})
 	if err != nil {
 		return nil, fmt.Errorf("failed to add the admin user: %w", err)
 	}
-	return kubeconfigFor(m.Spec.Name, user.Config(), nil)
+	return kubeconfigFor(child.Name, cfg, nil)
 }
 
 func ensureNamespace(ctx context.Context, c client.Client, name string) error {
@@ -202,8 +225,8 @@ func artifact(s *FluxSpec) *fluxmeta.Artifact {
 // createFlux creates a Flux object of the spec on m. On a cluster whose
 // Flux controllers run, GitRepositories and Kustomizations are real: their
 // status is the controllers' to write.
-func (f *Fleet) createFlux(ctx context.Context, m *Member, s *FluxSpec) error {
-	c, controlled := m.Client, m.Spec.FluxControllers
+func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error {
+	c, controlled := srv.client, srv.spec.FluxControllers
 	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}
 	interval := metav1.Duration{Duration: 10 * time.Minute}
 	status := func(set func()) func() {
@@ -277,25 +300,19 @@ func (f *Fleet) createFlux(ctx context.Context, m *Member, s *FluxSpec) error {
 	return fmt.Errorf("unknown flux kind %q", s.Kind)
 }
 
-func ownerLabels(declaredBy string) map[string]string {
-	parts := strings.Split(declaredBy, "/")
-	if len(parts) != 3 {
-		return nil
-	}
-	prefix := map[string]string{"Kustomization": "kustomize.toolkit.fluxcd.io", "HelmRelease": "helm.toolkit.fluxcd.io"}[parts[0]]
-	if prefix == "" {
-		return nil
-	}
-	return map[string]string{prefix + "/name": parts[2], prefix + "/namespace": parts[1]}
-}
-
 func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
 	labels := map[string]string{}
 	for k, v := range s.Labels {
 		labels[k] = v
 	}
-	for k, v := range ownerLabels(s.DeclaredBy) {
-		labels[k] = v
+	if s.DeclaredBy != "" {
+		owner, err := flux.ParseDeclaredBy(s.DeclaredBy)
+		if err != nil {
+			return err
+		}
+		for k, v := range flux.OwnerLabels(owner) {
+			labels[k] = v
+		}
 	}
 	obj := &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: labels},
@@ -334,14 +351,14 @@ func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, cl
 	return create(ctx, c, obj, nil)
 }
 
-// waitFluxSettled waits until every GitRepository and Kustomization of m's
+// waitFluxSettled waits until every GitRepository and Kustomization of s's
 // spec has been reconciled once by the real controllers: its Ready
 // condition says True or False, whichever the spec leads to.
-func waitFluxSettled(ctx context.Context, m *Member) error {
+func waitFluxSettled(ctx context.Context, m *server) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	for i := range m.Spec.Flux {
-		s := &m.Spec.Flux[i]
+	for i := range m.spec.Flux {
+		s := &m.spec.Flux[i]
 		var obj interface {
 			client.Object
 			GetConditions() []metav1.Condition
@@ -355,14 +372,14 @@ func waitFluxSettled(ctx context.Context, m *Member) error {
 			continue
 		}
 		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			if err := m.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Name}, obj); err != nil {
+			if err := m.client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Name}, obj); err != nil {
 				return false, nil //nolint:nilerr // retried until the deadline
 			}
 			c := apimeta.FindStatusCondition(obj.GetConditions(), fluxmeta.ReadyCondition)
 			return c != nil && c.Status != metav1.ConditionUnknown, nil
 		})
 		if err != nil {
-			return fmt.Errorf("cluster %q: %s %s/%s was not reconciled by the Flux controllers: %w", m.Spec.Name, s.Kind, s.Namespace, s.Name, err)
+			return fmt.Errorf("cluster %q: %s %s/%s was not reconciled by the Flux controllers: %w", m.spec.Name, s.Kind, s.Namespace, s.Name, err)
 		}
 	}
 	return nil

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -58,9 +61,10 @@ type Fleet struct {
 	// Members are the clusters of the spec by path; the root's path is "".
 	Members map[string]*Member
 
-	scheme *runtime.Scheme
-	files  []string
-	git    *gitServer
+	scheme  *runtime.Scheme
+	files   []string
+	git     *gitServer
+	servers map[string]*server
 }
 
 // Member is one cluster of a running fleet.
@@ -68,13 +72,77 @@ type Member struct {
 	Path string
 	Spec *ClusterSpec
 	// Env is the cluster's apiserver; nil for a fault, which has none.
+	// Members of a sharedServer entry share it.
 	Env *envtest.Environment
-	// Config reaches the apiserver as admin; nil for a fault.
+	// Config reaches the apiserver as admin, directly (never through the
+	// latency proxy); nil for a fault.
 	Config *rest.Config
 	// Client uses Config; nil for a fault.
 	Client client.Client
 
+	server *server
+}
+
+// server is one apiserver of the fleet, serving one cluster or all the
+// clusters of a sharedServer entry; its content is made from the spec of
+// the first of them.
+type server struct {
+	key    string
+	spec   *ClusterSpec
+	env    *envtest.Environment
+	config *rest.Config
+	client client.Client
+	// proxy adds the spec's latency in front of the apiserver; nil without.
+	proxy       *latencyProxy
 	controllers []*controller
+
+	// usersMu serialises AddUser: envtest's CA is not safe for concurrent use.
+	usersMu sync.Mutex
+}
+
+// url is the server URL kubeconfigs name: the latency proxy's, or the
+// apiserver's own.
+func (s *server) url() string {
+	if s.proxy != nil {
+		return "https://" + s.proxy.Addr()
+	}
+	return s.config.Host
+}
+
+// addUser adds a user of the apiserver and returns its config, with the
+// URL that kubeconfigs name.
+func (s *server) addUser(user envtest.User) (*rest.Config, error) {
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	u, err := s.env.AddUser(user, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", user.Name, err)
+	}
+	cfg := u.Config()
+	cfg.Host = s.url()
+	return cfg, nil
+}
+
+// Connections counts the network connections made to the member's
+// apiserver through its latency proxy; -1 without one.
+func (m *Member) Connections() int64 {
+	if m.server == nil || m.server.proxy == nil {
+		return -1
+	}
+	return m.server.proxy.accepted.Load()
+}
+
+// Addr is the host:port the member's kubeconfig Secret names: its latency
+// proxy's, or its apiserver's.
+func (m *Member) Addr() string {
+	if m.server == nil {
+		return ""
+	}
+	u, err := url.Parse(m.server.url())
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // Start starts every apiserver of spec in parallel, fills them with the
@@ -84,7 +152,7 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 2 * time.Minute
 	}
-	f := &Fleet{Spec: spec, Members: map[string]*Member{}, scheme: runtime.NewScheme()}
+	f := &Fleet{Spec: spec, Members: map[string]*Member{}, servers: map[string]*server{}, scheme: runtime.NewScheme()}
 	if err := errors.Join(clientgoscheme.AddToScheme(f.scheme), clusterv1.AddToScheme(f.scheme), flux.AddToScheme(f.scheme)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
 	}
@@ -99,7 +167,7 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 			_ = f.Stop()
 		}
 	}()
-	f.addMembers("", &spec.ClusterSpec)
+	f.addMembers("", &spec.ClusterSpec, "")
 	if err := f.startAPIServers(opts); err != nil {
 		return nil, err
 	}
@@ -112,6 +180,9 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 		}
 	}
 	if err := f.populate(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.warmCaches(ctx); err != nil {
 		return nil, err
 	}
 	if err := f.startAllControllers(ctx, opts.Assets); err != nil {
@@ -149,12 +220,43 @@ func StartFile(ctx context.Context, specPath, dir string) (*Fleet, error) {
 	return Start(ctx, spec, Options{Dir: dir, Assets: assets})
 }
 
-func (f *Fleet) addMembers(path string, c *ClusterSpec) {
-	f.Members[path] = &Member{Path: path, Spec: c}
+// addMembers adds the member at path and those below it, each on its
+// server: its own, or, for the clusters of a sharedServer entry, the one
+// they share. A server is keyed by its parent's server and the spec entry
+// it comes from, so the children of a shared server are shared too: they
+// are the same objects on it.
+func (f *Fleet) addMembers(path string, c *ClusterSpec, parentKey string) {
+	m := &Member{Path: path, Spec: c}
+	f.Members[path] = m
+	key := ""
+	if path == "" || c.Kubeconfig == KubeconfigValid {
+		key = serverKey(parentKey, c)
+		s := f.servers[key]
+		if s == nil {
+			s = &server{key: key, spec: c}
+			f.servers[key] = s
+		}
+		m.server = s
+	}
 	segs := fleet.Segments(childKeys(c))
 	for i := range c.Clusters {
-		f.addMembers(fleet.JoinPath(path, segs[i]), &c.Clusters[i])
+		f.addMembers(fleet.JoinPath(path, segs[i]), &c.Clusters[i], key)
 	}
+}
+
+func serverKey(parentKey string, c *ClusterSpec) string {
+	if c.origin == "" {
+		return "root"
+	}
+	if c.SharedServer {
+		return parentKey + c.origin
+	}
+	return fmt.Sprintf("%s%s#%d", parentKey, c.origin, c.copy)
+}
+
+// childServer is the server of a valid child of the cluster served by s.
+func (f *Fleet) childServer(s *server, child *ClusterSpec) *server {
+	return f.servers[serverKey(s.key, child)]
 }
 
 func childKeys(c *ClusterSpec) []fleet.Child {
@@ -164,6 +266,10 @@ func childKeys(c *ClusterSpec) []fleet.Child {
 	}
 	return keys
 }
+
+// Servers counts the fleet's apiservers: one per cluster, but one for all
+// the clusters of a sharedServer entry, and none for a fault.
+func (f *Fleet) Servers() int { return len(f.servers) }
 
 // ChildPath is the path of the i-th child of the member at path.
 func (f *Fleet) ChildPath(path string, i int) string {
@@ -176,38 +282,49 @@ func (f *Fleet) startAPIServers(opts Options) error {
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, m := range f.Members {
-		if m.Path != "" && m.Spec.Kubeconfig != KubeconfigValid {
-			continue
-		}
-		m.Env = &envtest.Environment{
+	for _, s := range f.servers {
+		s.env = &envtest.Environment{
 			CRDDirectoryPaths:        []string{opts.Assets.CRDDir},
 			ErrorIfCRDPathMissing:    true,
 			ControlPlaneStartTimeout: opts.StartTimeout,
 			ControlPlaneStopTimeout:  30 * time.Second,
 		}
-		m.Env.ControlPlane.GetAPIServer().Path = opts.Assets.KubeAPIServer
-		m.Env.ControlPlane.Etcd = &envtest.Etcd{Path: opts.Assets.Etcd}
+		s.env.ControlPlane.GetAPIServer().Path = opts.Assets.KubeAPIServer
+		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: opts.Assets.Etcd}
 		wg.Go(func() {
-			if err := m.start(f.scheme); err != nil {
+			if err := s.start(f.scheme); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("cluster %q: %w", m.Spec.Name, err))
+				errs = append(errs, fmt.Errorf("cluster %q: %w", s.spec.Name, err))
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
+	for _, m := range f.Members {
+		if s := m.server; s != nil {
+			m.Env, m.Config, m.Client = s.env, s.config, s.client
+		}
+	}
 	return errors.Join(errs...)
 }
 
-func (m *Member) start(scheme *runtime.Scheme) error {
-	cfg, err := m.Env.Start()
+func (s *server) start(scheme *runtime.Scheme) error {
+	cfg, err := s.env.Start()
 	if err != nil {
 		return fmt.Errorf("failed to start kube-apiserver: %w", err)
 	}
-	m.Config = cfg
-	if m.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	s.config = cfg
+	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("failed to build a client: %w", err)
+	}
+	if s.spec.Latency != nil && s.spec.Latency.Duration > 0 {
+		u, err := url.Parse(cfg.Host)
+		if err != nil {
+			return fmt.Errorf("failed to parse the apiserver URL: %w", err)
+		}
+		if s.proxy, err = startProxy(u.Host, s.spec.Latency.Duration); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -220,24 +337,27 @@ func (f *Fleet) Stop() error {
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, m := range f.Members {
-		for _, c := range m.controllers {
+	for _, s := range f.servers {
+		for _, c := range s.controllers {
 			if err := c.stop(); err != nil {
-				errs = append(errs, fmt.Errorf("failed to stop %s of cluster %q: %w", c.name, m.Spec.Name, err))
+				errs = append(errs, fmt.Errorf("failed to stop %s of cluster %q: %w", c.name, s.spec.Name, err))
 			}
+		}
+		if err := s.proxy.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("failed to stop the latency proxy of cluster %q: %w", s.spec.Name, err))
 		}
 	}
 	if err := f.git.stop(); err != nil {
 		errs = append(errs, fmt.Errorf("failed to stop the git server: %w", err))
 	}
-	for _, m := range f.Members {
-		if m.Env == nil || m.Config == nil {
+	for _, s := range f.servers {
+		if s.env == nil || s.config == nil {
 			continue
 		}
 		wg.Go(func() {
-			if err := m.Env.Stop(); err != nil {
+			if err := s.env.Stop(); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("failed to stop cluster %q: %w", m.Spec.Name, err))
+				errs = append(errs, fmt.Errorf("failed to stop cluster %q: %w", s.spec.Name, err))
 				mu.Unlock()
 			}
 		})
@@ -285,13 +405,13 @@ func (f *Fleet) writeFaultFiles() error {
 // did; and it answers with a real credential (an admin of the root cluster,
 // which "exec" faults point at), so that --allow-exec can be shown to work.
 func (f *Fleet) execPlugin() ([]byte, error) {
-	user, err := f.Members[""].Env.AddUser(envtest.User{Name: ExecUser, Groups: []string{"system:masters"}}, nil)
+	user, err := f.Members[""].server.addUser(envtest.User{Name: ExecUser, Groups: []string{"system:masters"}})
 	if err != nil {
-		return nil, fmt.Errorf("failed to add user %s: %w", ExecUser, err)
+		return nil, err
 	}
 	cred, err := json.Marshal(map[string]any{
 		"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-		"status": map[string]string{"clientCertificateData": string(user.Config().CertData), "clientKeyData": string(user.Config().KeyData)},
+		"status": map[string]string{"clientCertificateData": string(user.CertData), "clientKeyData": string(user.KeyData)},
 	})
 	if err != nil {
 		return nil, err
@@ -311,7 +431,7 @@ func (f *Fleet) TokenFilePath() string { return filepath.Join(f.Dir, TokenFile) 
 
 // faultKubeconfig returns the Secret value for a child with a fault, or nil
 // when the fault is to have no Secret at all.
-func (f *Fleet) faultKubeconfig(parent *Member, child *ClusterSpec) ([]byte, error) {
+func (f *Fleet) faultKubeconfig(parent *server, child *ClusterSpec) ([]byte, error) {
 	root := f.Members[""]
 	switch child.Kubeconfig {
 	case KubeconfigMissing:
@@ -323,21 +443,21 @@ func (f *Fleet) faultKubeconfig(parent *Member, child *ClusterSpec) ([]byte, err
 			APIVersion: "client.authentication.k8s.io/v1", Command: f.ExecPluginPath(), InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
 		}})
 	case KubeconfigTokenFile:
-		return kubeconfigFor(child.Name, parent.Config, &clientcmdapi.AuthInfo{TokenFile: f.TokenFilePath()})
+		return kubeconfigFor(child.Name, parent.config, &clientcmdapi.AuthInfo{TokenFile: f.TokenFilePath()})
 	case KubeconfigUnreachable:
 		port, err := closedPort()
 		if err != nil {
 			return nil, err
 		}
-		cfg := rest.CopyConfig(parent.Config)
+		cfg := rest.CopyConfig(parent.config)
 		cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
 		return kubeconfigFor(child.Name, cfg, nil)
 	case KubeconfigForbidden:
-		user, err := parent.Env.AddUser(envtest.User{Name: ForbiddenUser}, nil)
+		cfg, err := parent.addUser(envtest.User{Name: ForbiddenUser})
 		if err != nil {
-			return nil, fmt.Errorf("failed to add user %s: %w", ForbiddenUser, err)
+			return nil, err
 		}
-		return kubeconfigFor(child.Name, user.Config(), nil)
+		return kubeconfigFor(child.Name, cfg, nil)
 	case KubeconfigCycle:
 		return kubeconfigFor(child.Name, root.Config, nil)
 	}
@@ -375,7 +495,40 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// startAllControllers starts the Flux controllers of every cluster that asks
+// warmCaches lists, on every apiserver, each kind kubectl fleet reads, from
+// the watch cache. An apiserver builds a CRD's watch cache on the first
+// request for it and answers reads from the cache with 429 until it is
+// ready; on a real cluster the controllers' watches have long built them.
+// client-go waits out the 429s here, so that no command pays for them.
+func (f *Fleet) warmCaches(ctx context.Context) error {
+	lists := func() []client.ObjectList {
+		out := []client.ObjectList{&corev1.SecretList{}, &clusterv1.ClusterList{}}
+		for _, k := range flux.ListedKinds() {
+			out = append(out, k.NewList())
+		}
+		return out
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, s := range f.servers {
+		for _, l := range lists() {
+			wg.Go(func() {
+				if err := s.client.List(ctx, l, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("cluster %q: failed to warm the watch cache: %w", s.spec.Name, err))
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startAllControllers starts the Flux controllers of every server that asks
 // for them, then waits until each of its Flux objects has been reconciled
 // once, so that "ready" means settled.
 func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
@@ -384,14 +537,14 @@ func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, m := range f.Members {
-		if !m.Spec.FluxControllers {
+	for _, s := range f.servers {
+		if !s.spec.FluxControllers {
 			continue
 		}
 		wg.Go(func() {
-			err := f.startControllers(m, a)
+			err := f.startControllers(s, a)
 			if err == nil {
-				err = waitFluxSettled(ctx, m)
+				err = waitFluxSettled(ctx, s)
 			}
 			if err != nil {
 				mu.Lock()

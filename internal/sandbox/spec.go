@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
 )
 
 // Kubeconfig faults a child's Secret can be given.
@@ -68,6 +72,22 @@ type ClusterSpec struct {
 	FluxControllers bool          `json:"fluxControllers,omitempty"`
 	Flux            []FluxSpec    `json:"flux,omitempty"`
 	Clusters        []ClusterSpec `json:"clusters,omitempty"`
+
+	// Count makes the entry N clusters, <name>-0001 to <name>-N, each with
+	// the entry's spec.
+	Count int `json:"count,omitempty"`
+	// SharedServer serves the Count clusters by one apiserver: 1000 tenants
+	// cost one process. They share an identity, as siblings may.
+	SharedServer bool `json:"sharedServer,omitempty"`
+	// Latency makes the cluster's kubeconfig reach it through a loopback
+	// TCP proxy that adds this much to every round trip.
+	Latency *metav1.Duration `json:"latency,omitempty"`
+
+	// origin identifies the entry of the spec file a cluster comes from,
+	// and copy which of its Count clusters it is (0 without Count): the
+	// clusters of one entry share a server when SharedServer says so.
+	origin string
+	copy   int
 }
 
 // ReplicaSpec is a desired/ready count of machines.
@@ -127,7 +147,45 @@ func ParseSpec(data []byte) (*Spec, error) {
 	if err := check(&spec.ClusterSpec, spec.Version, spec.Name, true); err != nil {
 		return nil, err
 	}
+	if err := expand(&spec.ClusterSpec, "", spec.Name); err != nil {
+		return nil, err
+	}
 	return spec, nil
+}
+
+// expand replaces every entry with a count by its clusters, recursively.
+// The copies share their Flux objects and labels, which nothing changes.
+func expand(c *ClusterSpec, origin, where string) error {
+	out := make([]ClusterSpec, 0, len(c.Clusters))
+	seen := map[string]bool{}
+	add := func(e ClusterSpec) error {
+		key := e.Namespace + "/" + e.Name
+		if seen[key] {
+			return fmt.Errorf("%s: cluster %s appears twice once counts are expanded", where, key)
+		}
+		seen[key] = true
+		out = append(out, e)
+		return expand(&out[len(out)-1], e.origin, where+"/"+e.Name)
+	}
+	for _, e := range c.Clusters {
+		e.origin = origin + "/" + e.Namespace + ":" + e.Name
+		if e.Count == 0 {
+			if err := add(e); err != nil {
+				return err
+			}
+			continue
+		}
+		width := max(4, len(strconv.Itoa(e.Count)))
+		for k := 1; k <= e.Count; k++ {
+			cp := e
+			cp.Name, cp.copy = fmt.Sprintf("%s-%0*d", e.Name, width, k), k
+			if err := add(cp); err != nil {
+				return err
+			}
+		}
+	}
+	c.Clusters = out
+	return nil
 }
 
 // providerKinds maps a provider to the kind of its infrastructure cluster object.
@@ -138,8 +196,13 @@ func providerKinds() map[string]string {
 	}
 }
 
+// fluxKinds are the kinds a spec can create: those the walk lists.
 func fluxKinds() []string {
-	return []string{"Kustomization", "HelmRelease", "GitRepository", "HelmRepository", "OCIRepository"}
+	var out []string
+	for _, k := range flux.ListedKinds() {
+		out = append(out, k.Name)
+	}
+	return out
 }
 
 func faults() []string {
@@ -175,15 +238,29 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if !slices.Contains(faults(), c.Kubeconfig) {
 			return fmt.Errorf("%s: kubeconfig %q is not one of %s", where, c.Kubeconfig, strings.Join(faults(), ", "))
 		}
-		if c.DeclaredBy != "" && len(strings.Split(c.DeclaredBy, "/")) != 3 {
-			return fmt.Errorf("%s: declaredBy %q is not KIND/NAMESPACE/NAME", where, c.DeclaredBy)
+		if c.DeclaredBy != "" {
+			if _, err := flux.ParseDeclaredBy(c.DeclaredBy); err != nil {
+				return fmt.Errorf("%s: declaredBy %w", where, err)
+			}
 		}
 		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPZ {
 			return fmt.Errorf("%s: userKubeconfig %q is not capa or capz", where, c.UserKubeconfig)
 		}
-		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers) {
-			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects nor a user kubeconfig", where, c.Kubeconfig)
+		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil) {
+			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server nor latency", where, c.Kubeconfig)
 		}
+		if c.Count < 0 {
+			return fmt.Errorf("%s: count %d is negative", where, c.Count)
+		}
+		if c.SharedServer && c.Count == 0 {
+			return fmt.Errorf("%s: sharedServer serves the clusters of a count by one apiserver: give count", where)
+		}
+		if c.Latency != nil && c.Latency.Duration < 0 {
+			return fmt.Errorf("%s: latency %s is negative", where, c.Latency.Duration)
+		}
+	}
+	if root && (c.Count != 0 || c.SharedServer || c.Latency != nil) {
+		return fmt.Errorf("%s: the root cluster takes neither count, sharedServer nor latency: it is the one your kubeconfig reaches", where)
 	}
 	var errs []error
 	for i := range c.Flux {

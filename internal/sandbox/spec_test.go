@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
@@ -59,6 +60,12 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 		{"a bad sourceRef", "name: mom\nflux: [{kind: Kustomization, name: k, sourceRef: a/b/c/d}]", `sourceRef "a/b/c/d" is not KIND/NAME`},
 		{"a bad declaredBy", "name: mom\nclusters: [{name: a, declaredBy: HelmRelease/x}]", `declaredBy "HelmRelease/x" is not KIND/NAMESPACE/NAME`},
 		{"the same cluster twice", "name: mom\nclusters: [{name: a, namespace: x, kubeconfig: missing}, {name: a, namespace: x, kubeconfig: missing}]", "cluster x/a appears twice"},
+		{"a count that names a sibling", "name: mom\nclusters: [{name: t, count: 2}, {name: t-0002}]", "cluster default/t-0002 appears twice once counts are expanded"},
+		{"a shared server without count", "name: mom\nclusters: [{name: a, sharedServer: true}]", "mom/a: sharedServer serves the clusters of a count by one apiserver: give count"},
+		{"a negative count", "name: mom\nclusters: [{name: a, count: -1}]", "mom/a: count -1 is negative"},
+		{"a latency that is no duration", "name: mom\nclusters: [{name: a, latency: fast}]", "failed to decode"},
+		{"latency on a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, latency: 50ms}]", "has no apiserver"},
+		{"a count on the root", "name: mom\ncount: 3", "the root cluster takes neither count, sharedServer nor latency"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +74,46 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 				t.Errorf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseSpecExpandsCounts(t *testing.T) {
+	spec, err := sandbox.ParseSpec([]byte(`
+name: mom
+clusters:
+  - name: master
+    count: 2
+    sharedServer: true
+    latency: 50ms
+    clusters:
+      - name: tenant
+        count: 3
+        labels: {tier: edge}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range spec.Clusters {
+		names = append(names, m.Name)
+		if m.Latency == nil || m.Latency.Duration != 50*time.Millisecond || !m.SharedServer {
+			t.Errorf("%s lost the entry's spec: %+v", m.Name, m)
+		}
+		for _, tn := range m.Clusters {
+			names = append(names, m.Name+"/"+tn.Name)
+			if tn.Labels["tier"] != "edge" || tn.Provider != "docker" {
+				t.Errorf("%s/%s lost the entry's spec: %+v", m.Name, tn.Name, tn)
+			}
+		}
+	}
+	want := "master-0001 master-0001/tenant-0001 master-0001/tenant-0002 master-0001/tenant-0003 " +
+		"master-0002 master-0002/tenant-0001 master-0002/tenant-0002 master-0002/tenant-0003"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("clusters %s, want %s", got, want)
+	}
+	spec, err = sandbox.ParseSpec([]byte("name: mom\nclusters: [{name: t, count: 12345, kubeconfig: missing}]"))
+	if err != nil || spec.Clusters[0].Name != "t-00001" || spec.Clusters[12344].Name != "t-12345" {
+		t.Errorf("five-digit counts: %v, first %q", err, spec.Clusters[0].Name)
 	}
 }
 

@@ -2,25 +2,22 @@ package capi
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 management clusters are still common: reading falls back to it
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
 
@@ -39,101 +36,93 @@ func UserKubeconfigSecretNames(cluster string) []string {
 	return []string{cluster + "-user-kubeconfig", cluster + "-kubeconfig-user"}
 }
 
-// Connector holds what every connection of one walk shares.
+// AddToScheme registers the CAPI Cluster types, v1beta2 and v1beta1.
+func AddToScheme(s *runtime.Scheme) error {
+	return errors.Join(clusterv1.AddToScheme(s), clusterv1beta1.AddToScheme(s))
+}
+
+// APIs are the CAPI kinds the walk reads, as a kube.Connector maps them.
+func APIs() []kube.API {
+	return []kube.API{
+		{GVK: clusterv1.GroupVersion.WithKind("Cluster"), Resource: "clusters", Namespaced: true},
+		{GVK: clusterv1beta1.GroupVersion.WithKind("Cluster"), Resource: "clusters", Namespaced: true},
+	}
+}
+
+// Connector connects to the clusters of a fleet: the root from the
+// operator's kubeconfig, every other one from the kubeconfig Secret its
+// parent holds.
 type Connector struct {
 	// Policy decides what a kubeconfig read from a Secret may use.
 	Policy kubeconfig.Policy
-	// UserAgent is sent to every apiserver.
-	UserAgent string
-	scheme    *runtime.Scheme
-}
-
-// NewConnector returns a Connector with the CAPI, Flux and core types registered.
-func NewConnector(policy kubeconfig.Policy, userAgent string) (*Connector, error) {
-	s := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(s), clusterv1.AddToScheme(s), clusterv1beta1.AddToScheme(s), flux.AddToScheme(s)); err != nil {
-		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
-	}
-	return &Connector{Policy: policy, UserAgent: userAgent, scheme: s}, nil
+	// Kube makes the connections.
+	Kube *kube.Connector
 }
 
 // Connect returns a connection to the cluster cfg reaches. cfg is trusted: it
 // comes from the operator's own kubeconfig, not from a Secret.
 func (c *Connector) Connect(cfg *rest.Config) (*Cluster, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = c.UserAgent
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100
-	}
-	httpClient, err := rest.HTTPClientFor(cfg)
+	conn, err := c.Kube.Connect(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("failed to build an HTTP client for %s: %w", cfg.Host, err)
+		return nil, err
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, HTTPClient: httpClient})
-	if err != nil {
-		return nil, fmt.Errorf("failed to build a client for %s: %w", cfg.Host, err)
-	}
-	disco, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("failed to build a discovery client for %s: %w", cfg.Host, err)
-	}
-	return &Cluster{connector: c, cfg: cfg, client: cl, discovery: disco}, nil
+	return &Cluster{connector: c, conn: conn}, nil
 }
 
 // Cluster is a connection to one cluster; it implements fleet.Cluster.
 type Cluster struct {
 	connector *Connector
-	cfg       *rest.Config
-	client    client.Client
-	discovery discovery.DiscoveryInterface
+	conn      *kube.Conn
+
+	mu sync.Mutex
+	// kubeconfigs are the children's kubeconfigs that Children read ahead,
+	// by namespace/name of their Secret; Connect takes them out.
+	kubeconfigs map[string][]byte
 }
 
-var _ fleet.Cluster = &Cluster{}
+var _ fleet.Cluster[*Cluster] = &Cluster{}
 
-// Client returns the controller-runtime client of the connection.
-func (c *Cluster) Client() client.Client { return c.client }
-
-// Identity is the UID of the kube-system namespace, which is created once per
-// cluster. A user who may not read it is identified by server URL and CA.
-func (c *Cluster) Identity(ctx context.Context) (string, error) {
-	ns := &corev1.Namespace{}
-	err := c.client.Get(ctx, client.ObjectKey{Name: "kube-system"}, ns)
-	switch {
-	case err == nil:
-		return "uid:" + string(ns.UID), nil
-	case apierrors.IsForbidden(err):
-		sum := sha256.Sum256(append([]byte(c.cfg.Host+"\n"), c.cfg.CAData...))
-		return "server:" + hex.EncodeToString(sum[:]), nil
-	default:
-		return "", reachError(c.cfg.Host, err)
-	}
+// NewCluster makes a Cluster of an existing connection, for tests.
+func NewCluster(c *Connector, conn *kube.Conn) *Cluster {
+	return &Cluster{connector: c, conn: conn}
 }
 
-// reachError says why a cluster could not be reached without the client's
-// request noise (URLs with query strings, discovery wrappers): "cannot reach
-// https://10.0.0.1:6443: dial tcp 10.0.0.1:6443: connect: connection refused".
-func reachError(host string, err error) error {
-	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		return fmt.Errorf("cannot reach %s: %w", host, uerr.Err)
-	}
-	return fmt.Errorf("failed to reach %s: %w", host, err)
-}
+// Kube is the connection to the cluster.
+func (c *Cluster) Kube() *kube.Conn { return c.conn }
 
-// ServerVersion returns the apiserver's gitVersion.
+// Identity is the cluster's identity (see kube.Conn.Identity).
+func (c *Cluster) Identity(ctx context.Context) (string, error) { return c.conn.Identity(ctx) }
+
+// ServerVersion is the apiserver's gitVersion.
 func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
-	body, err := c.discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
-	if err != nil {
-		return "", fmt.Errorf("failed to read /version of %s: %w", c.cfg.Host, err)
-	}
-	return parseGitVersion(body)
+	return c.conn.ServerVersion(ctx)
 }
 
-// Children lists the CAPI Clusters of every namespace.
-func (c *Cluster) Children(ctx context.Context) ([]fleet.Child, error) {
+// Close closes the connection's idle network connections.
+func (c *Cluster) Close() { c.conn.Close() }
+
+// Children lists the CAPI Clusters of every namespace. With connect, and
+// when there are some, it then lists the Secrets CAPI writes (type
+// cluster.x-k8s.io/secret) in one request, so that Connect has each
+// child's kubeconfig without a request of its own; where that list is
+// forbidden, Connect reads each Secret by name. Most clusters of a fleet
+// manage none: they are spared the list.
+func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
+	children, err := c.listClusters(ctx)
+	if err != nil || !connect || len(children) == 0 {
+		return children, err
+	}
+	list := &corev1.SecretList{}
+	if err := c.conn.List(ctx, list, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("type", string(clusterv1.ClusterSecretType))}); err == nil {
+		c.keepKubeconfigs(children, list)
+	}
+	return children, nil
+}
+
+func (c *Cluster) listClusters(ctx context.Context) ([]fleet.Child, error) {
 	list := &clusterv1.ClusterList{}
-	err := c.client.List(ctx, list)
-	if apimeta.IsNoMatchError(err) {
+	err := c.conn.List(ctx, list)
+	if errors.Is(err, kube.ErrNotServed) {
 		return c.childrenV1beta1(ctx)
 	}
 	if err != nil {
@@ -148,8 +137,8 @@ func (c *Cluster) Children(ctx context.Context) ([]fleet.Child, error) {
 
 func (c *Cluster) childrenV1beta1(ctx context.Context) ([]fleet.Child, error) {
 	list := &clusterv1beta1.ClusterList{}
-	err := c.client.List(ctx, list)
-	if apimeta.IsNoMatchError(err) {
+	err := c.conn.List(ctx, list)
+	if errors.Is(err, kube.ErrNotServed) {
 		return nil, nil // not a management cluster
 	}
 	if err != nil {
@@ -162,21 +151,50 @@ func (c *Cluster) childrenV1beta1(ctx context.Context) ([]fleet.Child, error) {
 	return out, nil
 }
 
-// Flux reads the Flux status of the cluster.
-func (c *Cluster) Flux(ctx context.Context) (*fleet.Flux, error) {
-	return flux.Status(ctx, c.client)
+// keepKubeconfigs keeps, of the Secrets listed, the kubeconfig of each
+// child; the rest (CA keys and the like) is dropped with the list.
+func (c *Cluster) keepKubeconfigs(children []fleet.Child, secrets *corev1.SecretList) {
+	want := map[string]bool{}
+	for _, ch := range children {
+		want[ch.Namespace+"/"+ch.KubeconfigSecret] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.kubeconfigs = map[string][]byte{}
+	for i := range secrets.Items {
+		s := &secrets.Items[i]
+		if key := s.Namespace + "/" + s.Name; want[key] && strings.HasSuffix(s.Name, "-kubeconfig") {
+			c.kubeconfigs[key] = s.Data[KubeconfigKey]
+		}
+	}
 }
 
-// Connect reads the child's kubeconfig Secret from this cluster, checks it
-// against the policy and connects to the cluster it names.
-func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (fleet.Cluster, error) {
-	src, data, err := c.ReadKubeconfig(ctx, child.Namespace, child.KubeconfigSecret)
-	if errors.Is(err, ErrSecretNotFound) {
-		src = kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
-		return nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
-	}
-	if err != nil {
-		return nil, err
+// kubeconfigReadAhead takes the kubeconfig Children read for a Secret.
+func (c *Cluster) kubeconfigReadAhead(namespace, name string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := namespace + "/" + name
+	data, ok := c.kubeconfigs[key]
+	delete(c.kubeconfigs, key)
+	return data, ok
+}
+
+// Connect takes the child's kubeconfig from its Secret on this cluster
+// (read ahead by Children, or read now), checks it against the policy and
+// connects to the cluster it names.
+func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, error) {
+	src := kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
+	data, ok := c.kubeconfigReadAhead(child.Namespace, child.KubeconfigSecret)
+	if !ok {
+		var err error
+		src, data, err = c.ReadKubeconfig(ctx, child.Namespace, child.KubeconfigSecret)
+		if errors.Is(err, ErrSecretNotFound) {
+			src = kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
+			return nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := c.connector.Policy.RESTConfig(src, data)
 	if err != nil {
@@ -194,7 +212,7 @@ func (c *Cluster) ReadKubeconfig(ctx context.Context, namespace string, names ..
 	for _, name := range names {
 		src := kubeconfig.Source{Namespace: namespace, Name: name, Key: KubeconfigKey}
 		secret := &corev1.Secret{}
-		err := c.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret)
+		err := c.conn.Client().Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret)
 		switch {
 		case apierrors.IsNotFound(err):
 			continue

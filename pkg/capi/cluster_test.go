@@ -2,13 +2,17 @@ package capi
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // the fallback under test
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
 
@@ -62,17 +67,17 @@ func wantTeamA() fleet.Child {
 
 func testCluster(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *Cluster {
 	t.Helper()
-	conn, err := NewConnector(kubeconfig.Policy{}, "test")
-	if err != nil {
+	s := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(s), AddToScheme(s)); err != nil {
 		t.Fatal(err)
 	}
-	c := fake.NewClientBuilder().WithScheme(conn.scheme).WithObjects(objs...).WithStatusSubresource(objs...).WithInterceptorFuncs(funcs).Build()
-	return &Cluster{connector: conn, client: c}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(objs...).WithInterceptorFuncs(funcs).Build()
+	return NewCluster(&Connector{Policy: kubeconfig.Policy{}}, kube.NewConnForClient(c, "https://parent.example"))
 }
 
 func TestChildrenFromV1beta2(t *testing.T) {
 	c := testCluster(t, interceptor.Funcs{}, v1beta2Cluster())
-	got, err := c.Children(context.Background())
+	got, err := c.Children(context.Background(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +107,7 @@ func TestChildrenFallBackToV1beta1(t *testing.T) {
 		return c.List(ctx, list, opts...)
 	}}
 	c := testCluster(t, noV1beta2, old)
-	got, err := c.Children(context.Background())
+	got, err := c.Children(context.Background(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,18 +125,129 @@ func TestChildrenOfAClusterWithoutCAPI(t *testing.T) {
 		}
 		return c.List(ctx, list, opts...)
 	}}
-	got, err := testCluster(t, noCAPI).Children(context.Background())
+	got, err := testCluster(t, noCAPI).Children(context.Background(), false)
 	if err != nil || len(got) != 0 {
 		t.Errorf("Children = %v, %v; want none and no error", got, err)
 	}
 }
 
-func TestParseGitVersion(t *testing.T) {
-	got, err := parseGitVersion([]byte(`{"major":"1","minor":"36","gitVersion":"v1.36.3"}`))
-	if err != nil || got != "v1.36.3" {
-		t.Errorf("parseGitVersion = %q, %v", got, err)
+// kubeconfigSecret is the Secret CAPI writes for team-a: a valid kubeconfig.
+func kubeconfigSecret(name string) *corev1.Secret {
+	kc := "apiVersion: v1\nkind: Config\ncurrent-context: c\n" +
+		"clusters: [{name: c, cluster: {server: 'https://" + name + ".example:6443'}}]\n" +
+		"users: [{name: u, user: {token: t}}]\n" +
+		"contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tenants", Name: name + "-kubeconfig"},
+		Type:       clusterv1.ClusterSecretType,
+		Data:       map[string][]byte{KubeconfigKey: []byte(kc)},
 	}
-	if _, err := parseGitVersion([]byte("<html>")); err == nil {
-		t.Error("parseGitVersion accepted HTML")
+}
+
+// secretCalls counts the Secret reads of a fake parent; listErr, when set,
+// is what a list of Secrets answers.
+type secretCalls struct {
+	lists, gets int
+	listErr     error
+}
+
+func (s *secretCalls) funcs() interceptor.Funcs {
+	return interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.SecretList); ok {
+				s.lists++
+				if s.listErr != nil {
+					return s.listErr
+				}
+				// The fake client cannot select by field without an index:
+				// select by hand, as the apiserver does.
+				if err := c.List(ctx, list); err != nil {
+					return err
+				}
+				l := list.(*corev1.SecretList)
+				kept := l.Items[:0]
+				for _, x := range l.Items {
+					if x.Type == clusterv1.ClusterSecretType {
+						kept = append(kept, x)
+					}
+				}
+				l.Items = kept
+				return nil
+			}
+			return c.List(ctx, list, opts...)
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Secret); ok {
+				s.gets++
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}
+}
+
+func parentWith(t *testing.T, calls *secretCalls, objs ...client.Object) *Cluster {
+	t.Helper()
+	c := testCluster(t, calls.funcs(), objs...)
+	s := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(s), AddToScheme(s)); err != nil {
+		t.Fatal(err)
+	}
+	c.connector.Kube = kube.NewConnector(s, append(kube.CoreAPIs(), APIs()...), kube.Options{})
+	return c
+}
+
+// Children read the kubeconfigs of the Clusters they list in one request,
+// so that connecting to each child asks its parent nothing more.
+func TestChildrenReadKubeconfigsAhead(t *testing.T) {
+	calls := &secretCalls{}
+	unrelated := kubeconfigSecret("not-a-child")
+	parent := parentWith(t, calls, v1beta2Cluster(), kubeconfigSecret("team-a"), unrelated)
+	children, err := parent.Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.lists != 1 || len(parent.kubeconfigs) != 1 {
+		t.Fatalf("%d lists, kept %d kubeconfigs; want 1 list and team-a's kubeconfig alone", calls.lists, len(parent.kubeconfigs))
+	}
+	child, err := parent.Connect(context.Background(), children[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.gets != 0 || child.Kube().Host() != "https://team-a.example:6443" {
+		t.Errorf("%d Secret reads, child at %s; want none, and team-a's server", calls.gets, child.Kube().Host())
+	}
+	// Taken once: connecting again reads the Secret.
+	if _, err := parent.Connect(context.Background(), children[0]); err != nil || calls.gets != 1 {
+		t.Errorf("second connect: %v, %d reads; want 1", err, calls.gets)
+	}
+}
+
+// Where RBAC forbids listing Secrets, each child's is read by name.
+func TestChildrenFallBackToReadingEachKubeconfig(t *testing.T) {
+	calls := &secretCalls{listErr: apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("no list"))}
+	parent := parentWith(t, calls, v1beta2Cluster(), kubeconfigSecret("team-a"))
+	children, err := parent.Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parent.Connect(context.Background(), children[0]); err != nil {
+		t.Fatal(err)
+	}
+	if calls.lists != 1 || calls.gets != 1 {
+		t.Errorf("%d lists, %d reads; want the list tried, then one read", calls.lists, calls.gets)
+	}
+}
+
+// Without connect, or with no children, no Secret is read.
+func TestChildrenReadNoKubeconfigUnlessConnecting(t *testing.T) {
+	calls := &secretCalls{}
+	if _, err := parentWith(t, calls, v1beta2Cluster(), kubeconfigSecret("team-a")).Children(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parentWith(t, calls, kubeconfigSecret("team-a")).Children(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if calls.lists != 0 || calls.gets != 0 {
+		t.Errorf("%d lists, %d reads; want none", calls.lists, calls.gets)
 	}
 }

@@ -1,8 +1,6 @@
 package capi
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -10,25 +8,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
 )
-
-// Flux labels the objects it applies with the name and namespace of the
-// Kustomization or HelmRelease that applied them.
-func ownerLabels() []struct{ kind, name, namespace string } {
-	return []struct{ kind, name, namespace string }{
-		{"Kustomization", "kustomize.toolkit.fluxcd.io/name", "kustomize.toolkit.fluxcd.io/namespace"},
-		{"HelmRelease", "helm.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/namespace"},
-	}
-}
-
-func declaredBy(labels map[string]string) string {
-	for _, l := range ownerLabels() {
-		if name := labels[l.name]; name != "" {
-			return l.kind + "/" + labels[l.namespace] + "/" + name
-		}
-	}
-	return ""
-}
 
 // Provider derives the infrastructure provider from the kind of the
 // infrastructure object: AWSCluster and AWSManagedCluster are "aws",
@@ -63,7 +44,7 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 		Provider:         Provider(c.Spec.InfrastructureRef.Kind),
 		Version:          c.Spec.Topology.Version,
 		Phase:            c.Status.Phase,
-		DeclaredBy:       declaredBy(c.Labels),
+		DeclaredBy:       flux.DeclaredBy(c.Labels),
 		Labels:           c.Labels,
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
@@ -84,7 +65,7 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 		Name:             c.Name,
 		Namespace:        c.Namespace,
 		Phase:            c.Status.Phase,
-		DeclaredBy:       declaredBy(c.Labels),
+		DeclaredBy:       flux.DeclaredBy(c.Labels),
 		Labels:           c.Labels,
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
@@ -106,14 +87,4 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 		}
 	}
 	return ch
-}
-
-func parseGitVersion(body []byte) (string, error) {
-	var v struct {
-		GitVersion string `json:"gitVersion"`
-	}
-	if err := json.Unmarshal(body, &v); err != nil {
-		return "", fmt.Errorf("failed to decode /version: %w", err)
-	}
-	return v.GitVersion, nil
 }

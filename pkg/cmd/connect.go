@@ -1,20 +1,61 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"time"
+
+	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
+
+// envRequestLog names a file to which kubectl fleet writes, on exit, how
+// many requests of each kind it sent to each server: for make bench and the
+// tests that prove what the walk asks of a cluster.
+const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
+
+// connector builds the connector of this invocation: the kinds every
+// command reads (core, CAPI, Flux), no discovery, and the request log when
+// KUBECTL_FLEET_REQUEST_LOG asks for it.
+func (o *RootOptions) connector(policy kubeconfig.Policy) (*capi.Connector, error) {
+	s := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(s), capi.AddToScheme(s), flux.AddToScheme(s)); err != nil {
+		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
+	}
+	apis := append(append(kube.CoreAPIs(), capi.APIs()...), flux.APIs()...)
+	if o.Getenv(envRequestLog) != "" && o.requests == nil {
+		o.requests = kube.NewRequestLog()
+	}
+	return &capi.Connector{Policy: policy, Kube: kube.NewConnector(s, apis, kube.Options{
+		UserAgent: "kubectl-fleet/" + version.Get().Version,
+		Requests:  o.requests,
+	})}, nil
+}
+
+// writeRequestLog writes the request log, if one was kept.
+func (o *RootOptions) writeRequestLog() error {
+	if o.requests == nil {
+		return nil
+	}
+	return o.requests.WriteFile(o.Getenv(envRequestLog))
+}
 
 // rootCluster connects to the cluster of the operator's kubeconfig, as
 // kubectl would with the same flags, and names it after its context. That
 // kubeconfig is the operator's own and trusted; only kubeconfigs read from
 // Secrets further down go through the policy.
-func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (fleet.Cluster, string, error) {
+func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*capi.Cluster, string, error) {
 	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to load your kubeconfig: %w", err)
@@ -28,9 +69,9 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (fleet.Cluster, stri
 		return nil, "", fmt.Errorf("failed to configure the root cluster from your kubeconfig (pick a context with --context, or a file with --kubeconfig or KUBECONFIG): %w", err)
 	}
 	if name == "" {
-		name = cfg.Host
+		name = kube.RedactURL(cfg.Host)
 	}
-	connector, err := capi.NewConnector(policy, "kubectl-fleet/"+version.Get().Version)
+	connector, err := o.connector(policy)
 	if err != nil {
 		return nil, "", err
 	}
@@ -39,6 +80,66 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (fleet.Cluster, stri
 		return nil, "", err
 	}
 	return root, name, nil
+}
+
+// walk walks the fleet from the root of the operator's kubeconfig with the
+// Flux probe, showing progress on a terminal, and turns an unreadable root
+// into a failure of the whole command: nothing below it can be known.
+func (o *RootOptions) walk(ctx context.Context, opts fleet.Options) (*fleet.Result[*capi.Cluster], error) {
+	root, name, err := o.rootCluster(o.policy())
+	if err != nil {
+		return nil, err
+	}
+	opts.Progress = &fleet.Progress{}
+	stop := o.showProgress(opts.Progress)
+	res, err := fleet.Walk(ctx, root, name, opts, flux.Probe[*capi.Cluster]())
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	if res.Root.Error != "" {
+		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)
+	}
+	return res, nil
+}
+
+// progressDelay is how long a walk runs before its progress is shown.
+const progressDelay = time.Second
+
+// showProgress draws the walk's progress on stderr when it is a terminal
+// and the walk takes longer than progressDelay: clusters read of those
+// found, and errors so far. The returned function stops and erases it.
+func (o *RootOptions) showProgress(p *fleet.Progress) func() {
+	f, ok := o.ErrOut.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		timer := time.NewTimer(progressDelay)
+		defer timer.Stop()
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			fmt.Fprintf(f, "\r\x1b[Kwalking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\x1b[K")
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // policy is the kubeconfig policy of this invocation: the strict default

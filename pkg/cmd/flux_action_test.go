@@ -32,20 +32,15 @@ func readFlux(t *testing.T, f *sandbox.Fleet) fluxState {
 			continue
 		}
 		out[path] = map[string]*unstructured.Unstructured{}
-		for _, kind := range flux.Kinds() {
+		for _, kind := range flux.ListedKinds() {
 			list := &unstructured.UnstructuredList{}
-			gv := map[string]string{"Kustomization": "kustomize.toolkit.fluxcd.io/v1", "HelmRelease": "helm.toolkit.fluxcd.io/v2"}[kind]
-			if gv == "" {
-				gv = "source.toolkit.fluxcd.io/v1"
-			}
-			list.SetAPIVersion(gv)
-			list.SetKind(kind + "List")
+			list.SetGroupVersionKind(kind.API.GVK.GroupVersion().WithKind(kind.Name + "List"))
 			if err := m.Client.List(ctx, list); err != nil {
-				t.Fatalf("list %s on %q: %v", kind, path, err)
+				t.Fatalf("list %s on %q: %v", kind.Name, path, err)
 			}
 			for i := range list.Items {
 				o := &list.Items[i]
-				out[path][kind+" "+o.GetNamespace()+"/"+o.GetName()] = o
+				out[path][kind.Name+" "+o.GetNamespace()+"/"+o.GetName()] = o
 			}
 		}
 	}

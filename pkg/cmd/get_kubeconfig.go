@@ -44,12 +44,6 @@ type GetKubeconfigOptions struct {
 	mergeInto string
 }
 
-// kubeconfigReader is the part of a connection that reads kubeconfig
-// Secrets; capi.Cluster has it.
-type kubeconfigReader interface {
-	ReadKubeconfig(ctx context.Context, namespace string, names ...string) (kubeconfig.Source, []byte, error)
-}
-
 // NewCmdGetKubeconfig builds `kubectl fleet get-kubeconfig`.
 func NewCmdGetKubeconfig(root *RootOptions) *cobra.Command {
 	o := &GetKubeconfigOptions{RootOptions: root, Timeout: NewWalkFlags().Timeout}
@@ -165,15 +159,11 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	reader, ok := target.Parent.(kubeconfigReader)
-	if !ok {
-		return fmt.Errorf("cannot read kubeconfig secrets from %s", fleet.DescribePath(target.ParentPath))
-	}
 	names := []string{capi.KubeconfigSecretName(target.Child.Name)}
 	if o.User {
 		names = capi.UserKubeconfigSecretNames(target.Child.Name)
 	}
-	src, data, err := reader.ReadKubeconfig(ctx, target.Child.Namespace, names...)
+	src, data, err := target.Parent.ReadKubeconfig(ctx, target.Child.Namespace, names...)
 	switch {
 	case errors.Is(err, capi.ErrSecretNotFound) && o.User:
 		return fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA) nor %s/%s (CAPZ) exists in %s",
@@ -200,7 +190,7 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 }
 
 // warn tells the operator what the kubeconfig will do in their hands.
-func (o *GetKubeconfigOptions) warn(target *fleet.Target, src kubeconfig.Source, in *kubeconfig.Inspection) {
+func (o *GetKubeconfigOptions) warn(target *fleet.Target[*capi.Cluster], src kubeconfig.Source, in *kubeconfig.Inspection) {
 	if in.Admin {
 		fmt.Fprintf(o.ErrOut, "warning: %s is an admin credential (system:masters) of %s: it can do anything there\n", src, target.Path)
 	}
@@ -220,7 +210,7 @@ func quoteCommand(command string, args []string) string {
 	return strings.Join(parts, " ")
 }
 
-func (o *GetKubeconfigOptions) writeFile(target *fleet.Target, data []byte) error {
+func (o *GetKubeconfigOptions) writeFile(target *fleet.Target[*capi.Cluster], data []byte) error {
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if o.Force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -251,7 +241,7 @@ func (o *GetKubeconfigOptions) writeFile(target *fleet.Target, data []byte) erro
 // merge adds the kubeconfig to the operator's own. Fields that would make
 // kubectl read local files or bypass TLS are refused here: once merged, the
 // entry is trusted as the operator's own.
-func (o *GetKubeconfigOptions) merge(target *fleet.Target, src kubeconfig.Source, in *kubeconfig.Inspection) error {
+func (o *GetKubeconfigOptions) merge(target *fleet.Target[*capi.Cluster], src kubeconfig.Source, in *kubeconfig.Inspection) error {
 	if len(in.Refused) > 0 {
 		return fmt.Errorf("refusing to merge it into %s: %w", o.mergeInto, in.Refused[0])
 	}

@@ -131,11 +131,7 @@ func (o *ListOptions) Validate() error {
 
 // Run walks the fleet and prints the rows.
 func (o *ListOptions) Run(ctx context.Context) error {
-	root, name, err := o.rootCluster(o.policy())
-	if err != nil {
-		return err
-	}
-	res, err := walk(ctx, root, name, o.Options(o.paths, -1))
+	res, err := o.walk(ctx, o.Options(o.paths, -1))
 	if err != nil {
 		return err
 	}

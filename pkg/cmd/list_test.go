@@ -81,8 +81,8 @@ func TestCompletePaths(t *testing.T) {
 		typed string
 		want  string
 	}{
-		{"", "aws/\nazure/\naws\nazure\n"},
-		{"az", "azure\nazure/\n"},
+		{"", "aws\nazure\n"},
+		{"az", "azure\n"},
 		{"aws/", "aws/team-a\naws/team-b\naws/team-c\n"},
 		{"aws/team-b", "aws/team-b\n"},
 		{"nowhere/", ""},

@@ -28,6 +28,9 @@ var (
 	faultsFleet *sandbox.Fleet
 	// fluxFleet runs the real Flux controllers on aws and aws/team-a.
 	fluxFleet *sandbox.Fleet
+	// scaleFleet has counted clusters on shared apiservers behind latency
+	// proxies: the walk engine's fleet.
+	scaleFleet *sandbox.Fleet
 )
 
 func TestMain(m *testing.M) {
@@ -49,7 +52,7 @@ func runWithFleets(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet}
+	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -74,7 +77,7 @@ func runWithFleets(m *testing.M) (int, error) {
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
-		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet} {
+		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet} {
 			if f != nil {
 				if err := f.Stop(); err != nil {
 					fmt.Fprintf(os.Stderr, "warning: %v\n", err)
@@ -123,7 +126,7 @@ var (
 // scrub replaces what changes from run to run: the sandbox's loopback ports
 // and directories.
 func scrub(s string) []byte {
-	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet} {
+	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet} {
 		if f != nil {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}

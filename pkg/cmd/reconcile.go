@@ -1,21 +1,15 @@
 package cmd
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxop"
 )
 
 // NewCmdReconcile builds `kubectl fleet reconcile`.
 func NewCmdReconcile(root *RootOptions) *cobra.Command {
-	return newFluxActionCommand(root, fluxVerb{name: verbReconcile, present: "reconciling", act: reconcile}, &cobra.Command{
+	return newFluxActionCommand(root, fluxVerb{name: fluxop.Reconcile, present: "reconciling"}, &cobra.Command{
 		Short: "Ask Flux to reconcile objects across the fleet now",
 		Long: templates.LongDesc(`
 			Ask Flux to reconcile Kustomizations and HelmReleases (or the kinds of
@@ -47,67 +41,4 @@ func NewCmdReconcile(root *RootOptions) *cobra.Command {
 			# What would be touched on one tenant
 			kubectl fleet reconcile aws/team-a --dry-run`),
 	})
-}
-
-// reconcile requests a reconciliation of one object, its source first with
-// --with-source, and waits with --wait.
-func reconcile(ctx context.Context, o *FluxActionOptions, t target, ref flux.Ref) fleet.ActionResult {
-	if t.obj.Suspended {
-		return suspendedResult(o)
-	}
-	if o.WithSource {
-		rctx, cancel := o.clusterContext(ctx)
-		src, err := flux.SourceOf(rctx, t.client, ref)
-		cancel()
-		if err != nil {
-			return fleet.ActionResult{Result: "failed", Failed: true, Message: err.Error()}
-		}
-		if src != nil {
-			if sr := o.sources.wait(ctx, o, t.node.Path, t.client, *src); sr.Failed {
-				return fleet.ActionResult{Result: "failed", Failed: true, Message: fmt.Sprintf("source %s: %s", src, sr.Message)}
-			}
-		}
-	}
-	var r fleet.ActionResult
-	acquire(ctx, o.sources.sem, func() { r = reconcileOne(ctx, o, t.client, ref, o.Wait) })
-	return r
-}
-
-// resumeFirst is why a named, suspended object is refused.
-const resumeFirst = "suspended: resume it first (kubectl fleet resume)"
-
-// suspendedResult is what reconcile does with a suspended object: skip it,
-// or refuse it when it was named.
-func suspendedResult(o *FluxActionOptions) fleet.ActionResult {
-	if o.Name != "" {
-		return fleet.ActionResult{Result: "refused", Failed: true, Message: resumeFirst}
-	}
-	return fleet.ActionResult{Result: "skipped", Message: "suspended"}
-}
-
-// reconcileOne requests one reconciliation and, if wait, waits for it.
-func reconcileOne(ctx context.Context, o *FluxActionOptions, c client.Client, ref flux.Ref, wait bool) fleet.ActionResult {
-	rctx, cancel := o.clusterContext(ctx)
-	token, err := flux.RequestReconcile(rctx, c, ref, o.now())
-	cancel()
-	switch {
-	case errors.Is(err, flux.ErrSuspended):
-		return suspendedResult(o)
-	case err != nil:
-		return fleet.ActionResult{Result: "failed", Failed: true, Message: err.Error()}
-	}
-	if !wait {
-		return fleet.ActionResult{Result: "requested", Message: "reconcile.fluxcd.io/requestedAt=" + token}
-	}
-	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	revision, err := flux.WaitReconciled(wctx, c, ref, token, pollInterval)
-	if err != nil {
-		return fleet.ActionResult{Result: "failed", Failed: true, Message: err.Error()}
-	}
-	msg := "ready"
-	if revision != "" {
-		msg = "ready at revision " + revision
-	}
-	return fleet.ActionResult{Result: "reconciled", Message: msg}
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
 // Flag names shared by several commands.
@@ -50,10 +52,17 @@ type RootOptions struct {
 	AllowExec []string
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
+
+	requests *kube.RequestLog
 }
 
 // NewCmdRoot builds the kubectl fleet command tree.
 func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	root, _ := newCmdRoot(streams)
+	return root
+}
+
+func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOptions) {
 	o := &RootOptions{
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
@@ -99,7 +108,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	)
 	// The completion command above replaces cobra's default one.
 	root.CompletionOptions.DisableDefaultCmd = true
-	return root
+	return root, o
 }
 
 // addKlogVerbosity exposes klog's -v, as kubectl does, and nothing else of klog.
@@ -112,9 +121,13 @@ func addKlogVerbosity(cmd *cobra.Command) {
 // Execute runs the command line args and returns the process exit code,
 // printing any error once on streams.ErrOut.
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
-	root := NewCmdRoot(streams)
+	root, o := newCmdRoot(streams)
 	root.SetArgs(args)
-	return exitCode(streams.ErrOut, root.ExecuteContext(withRedactingLogger(ctx)))
+	err := root.ExecuteContext(withRedactingLogger(ctx))
+	if werr := o.writeRequestLog(); werr != nil {
+		fmt.Fprintf(streams.ErrOut, "warning: %v\n", werr)
+	}
+	return exitCode(streams.ErrOut, err)
 }
 
 // validateShared checks the flags every command shares: --color and --allow-exec.

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -75,24 +74,12 @@ func parsePaths(args []string) ([][]fleet.Segment, error) {
 	return out, nil
 }
 
-// walk walks the fleet and turns an unreadable root into a failure of the
-// whole command: nothing below it can be known.
-func walk(ctx context.Context, root fleet.Cluster, name string, opts fleet.Options) (*fleet.Result, error) {
-	res, err := fleet.Walk(ctx, root, name, opts)
-	if err != nil {
-		return nil, err
-	}
-	if res.Root.Error != "" {
-		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)
-	}
-	return res, nil
-}
-
 // completionTimeout bounds the walk behind a TAB: a shell must not hang.
 const completionTimeout = 3 * time.Second
 
-// completePaths completes PATH arguments by walking, with a short timeout,
-// the cluster named by what is typed up to its last "/".
+// completePaths completes PATH arguments: the children of the cluster that
+// what is typed names up to its last "/". Only the clusters on that path
+// are reached, and only their Clusters are listed: no Flux, no version.
 func completePaths(root *RootOptions) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if c.Args != nil && c.Args(c, append(args, toComplete)) != nil {
@@ -103,44 +90,37 @@ func completePaths(root *RootOptions) cobra.CompletionFunc {
 }
 
 // pathCandidates lists the paths of the children of the cluster that prefix
-// addresses up to its last "/", those that start with prefix, each also
-// offered with a trailing "/" when it manages clusters of its own.
+// addresses up to its last "/", those that start with prefix.
 func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []string {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 	defer cancel()
-	parent := ""
+	var parent []fleet.Segment
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
-		parent = prefix[:i]
-	}
-	opts := fleet.Options{Depth: 2, Timeout: completionTimeout}
-	if parent != "" {
-		segs, err := fleet.ParsePath(parent)
+		segs, err := fleet.ParsePath(prefix[:i])
 		if err != nil {
 			return nil
 		}
-		opts.Paths = [][]fleet.Segment{segs}
+		parent = segs
 	}
-	rootCluster, name, err := o.rootCluster(kubeconfig.Policy{})
+	// A TAB prints nothing on the terminal: exec plugins the operator
+	// allowed run without being announced.
+	root, _, err := o.rootCluster(kubeconfig.Policy{AllowExec: o.AllowExec})
 	if err != nil {
 		return nil
 	}
-	res, err := fleet.Walk(ctx, rootCluster, name, opts)
-	if err != nil || len(res.Selected) != 1 {
+	defer root.Close()
+	paths, err := fleet.ChildPaths(ctx, root, parent, completionTimeout)
+	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, c := range res.Selected[0].Children {
-		if !strings.HasPrefix(c.Path, prefix) {
-			continue
-		}
-		out = append(out, c.Path)
-		if len(c.Children) > 0 {
-			out = append(out, c.Path+"/")
+	for _, p := range paths {
+		if strings.HasPrefix(p, prefix) {
+			out = append(out, p)
 		}
 	}
-	sort.Strings(out)
 	return out
 }

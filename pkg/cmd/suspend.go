@@ -1,19 +1,15 @@
 package cmd
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxop"
 )
 
 // NewCmdSuspend builds `kubectl fleet suspend`.
 func NewCmdSuspend(root *RootOptions) *cobra.Command {
-	return newFluxActionCommand(root, fluxVerb{name: verbSuspend, present: "suspending", act: suspend}, &cobra.Command{
+	return newFluxActionCommand(root, fluxVerb{name: fluxop.Suspend, present: "suspending"}, &cobra.Command{
 		Short: "Suspend Flux objects across the fleet, recording who and why",
 		Long: templates.LongDesc(`
 			Suspend Kustomizations and HelmReleases (or the kinds of --kind) on
@@ -36,38 +32,4 @@ func NewCmdSuspend(root *RootOptions) *cobra.Command {
 			# Everything on one tenant
 			kubectl fleet suspend aws/team-a --reason "migration" --yes`),
 	})
-}
-
-func suspend(ctx context.Context, o *FluxActionOptions, t target, ref flux.Ref) fleet.ActionResult {
-	var (
-		res *flux.SuspendResult
-		err error
-	)
-	acquire(ctx, o.sources.sem, func() {
-		rctx, cancel := o.clusterContext(ctx)
-		defer cancel()
-		res, err = flux.Suspend(rctx, t.client, ref, o.Actor, o.Reason, o.now())
-	})
-	switch {
-	case err != nil:
-		return fleet.ActionResult{Result: "failed", Failed: true, Message: err.Error()}
-	case !res.Changed:
-		r := fleet.ActionResult{Result: "already suspended"}
-		if res.RevertedBy != "" {
-			r.Message = revertWarning(res.RevertedBy)
-		}
-		return r
-	}
-	r := fleet.ActionResult{Result: "suspended", Message: "by " + o.Actor}
-	if o.Reason != "" {
-		r.Message += ": " + o.Reason
-	}
-	if res.RevertedBy != "" {
-		r.Message = revertWarning(res.RevertedBy)
-	}
-	return r
-}
-
-func revertWarning(by string) string {
-	return fmt.Sprintf("warning: %s applies this object with spec.suspend in its manifest and will undo the suspend on its next run (fluxcd/flux2#3462): suspend it in git, or suspend %s too", by, by)
 }

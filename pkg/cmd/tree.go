@@ -128,15 +128,11 @@ func (o *TreeOptions) Validate() error {
 
 // Run walks the fleet and draws it.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	root, name, err := o.rootCluster(o.policy())
-	if err != nil {
-		return err
-	}
 	var paths [][]fleet.Segment
 	if o.Path != "" {
 		paths = [][]fleet.Segment{o.segments}
 	}
-	res, err := walk(ctx, root, name, o.Options(paths, o.Depth))
+	res, err := o.walk(ctx, o.Options(paths, o.Depth))
 	if err != nil {
 		return err
 	}

@@ -126,3 +126,33 @@ func TestConfirmationAnsweredNoChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A walk that takes more than a second shows its progress on a terminal,
+// and erases it before the result; the data on stdout is untouched.
+func TestWalkProgressOnATerminal(t *testing.T) {
+	needFleets(t)
+	pty, tty := openPTY(t)
+	var out bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		// One cluster at a time, 20ms per round trip: about two seconds.
+		done <- cmd.Execute(context.Background(), genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty},
+			[]string{"--kubeconfig", scaleFleet.Kubeconfig, "list", "-o", "name", "--concurrency", "1"})
+	}()
+	shown := readUntil(t, pty, " clusters read, ")
+	if !strings.Contains(shown, "\r\x1b[Kwalking the fleet: ") {
+		t.Errorf("the terminal showed %q", shown)
+	}
+	rest := readUntil(t, pty, "could not be read completely")
+	if !strings.Contains(shown+rest, "\r\x1b[Kerror: ") {
+		t.Errorf("the progress line was not erased before the error: %q", rest)
+	}
+	select {
+	case code := <-done:
+		if code != 3 || strings.Count(out.String(), "\n") != 25 || strings.Contains(out.String(), "walking") {
+			t.Errorf("exit %d, stdout %q", code, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the command did not finish")
+	}
+}

@@ -1,17 +1,47 @@
 package fleet
 
+// Outcome is what a Flux operation did with one object, or with a cluster
+// it could not reach: a fixed word, so that scripts can rely on it.
+type Outcome string
+
+// The outcomes of reconcile, suspend and resume.
+const (
+	Reconciled       Outcome = "reconciled"
+	Requested        Outcome = "requested"
+	Suspended        Outcome = "suspended"
+	Resumed          Outcome = "resumed"
+	Skipped          Outcome = "skipped"
+	Refused          Outcome = "refused"
+	Failed           Outcome = "failed"
+	AlreadySuspended Outcome = "already suspended"
+	NotSuspended     Outcome = "not suspended"
+	WouldReconcile   Outcome = "would reconcile"
+	WouldSuspend     Outcome = "would suspend"
+	WouldResume      Outcome = "would resume"
+	WouldSkip        Outcome = "would skip"
+	WouldRefuse      Outcome = "would refuse"
+)
+
+// Changes reports whether the outcome is a change made (or a failure to
+// make one), as opposed to one planned, skipped or found already done.
+func (o Outcome) Changes() bool {
+	switch o {
+	case WouldReconcile, WouldSuspend, WouldResume, WouldSkip, WouldRefuse, Skipped, AlreadySuspended, NotSuspended:
+		return false
+	}
+	return true
+}
+
 // ActionResult is the outcome of one Flux operation (reconcile, suspend,
 // resume) on one object of one cluster, or of a cluster that could not be
 // reached to operate on.
 type ActionResult struct {
 	// Cluster is the cluster's path; "" is the root.
-	Cluster   string `json:"cluster"`
-	Kind      string `json:"kind,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name,omitempty"`
-	// Result is a short word: reconciled, requested, suspended, resumed,
-	// skipped, refused, failed, "already suspended", "would reconcile"…
-	Result string `json:"result"`
+	Cluster   string  `json:"cluster"`
+	Kind      string  `json:"kind,omitempty"`
+	Namespace string  `json:"namespace,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Result    Outcome `json:"result"`
 	// Failed marks results that count against the exit code.
 	Failed bool `json:"failed"`
 	// Source marks an object reconciled as the source of a selected one
@@ -19,6 +49,9 @@ type ActionResult struct {
 	Source  bool    `json:"source,omitempty"`
 	Seconds float64 `json:"durationSeconds"`
 	Message string  `json:"message,omitempty"`
+	// Warning is something the operator should know about the result,
+	// printed on stderr: a suspend that Flux will undo, say.
+	Warning string `json:"warning,omitempty"`
 }
 
 // ActionReport is what a fleet-wide Flux operation did.
@@ -33,8 +66,8 @@ type ActionReport struct {
 type ActionSummary struct {
 	Clusters int `json:"clusters"`
 	Objects  int `json:"objects"`
-	// Results counts each result word.
-	Results map[string]int `json:"results"`
-	Failed  int            `json:"failed"`
-	Seconds float64        `json:"durationSeconds"`
+	// Results counts each outcome.
+	Results map[Outcome]int `json:"results"`
+	Failed  int             `json:"failed"`
+	Seconds float64         `json:"durationSeconds"`
 }

@@ -25,6 +25,60 @@ type fakeCluster struct {
 	hang bool
 	// gauge, when set, counts the calls under way across the whole fake fleet.
 	gauge *gauge
+	// latency, when set, is how long each call takes.
+	latency time.Duration
+	// barrier, when set, makes each call wait until the others of the
+	// same cluster have started: only reads made at once get through.
+	barrier *barrier
+
+	mu sync.Mutex
+	// childrenCalls records the connect argument of each Children call.
+	childrenCalls []bool
+	closed        int
+}
+
+// barrier releases its waiters once n of them have arrived; a waiter
+// that waits longer than a second gives up and reports it.
+type barrier struct {
+	n       int
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{}
+	timeout atomic.Bool
+}
+
+func newBarrier(n int) *barrier { return &barrier{n: n, all: make(chan struct{})} }
+
+func (b *barrier) wait() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.arrived++
+	if b.arrived == b.n {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+	case <-time.After(time.Second):
+		b.timeout.Store(true)
+	}
+}
+
+// call is the start of every call: latency and the barrier.
+func (f *fakeCluster) call(ctx context.Context) func() {
+	done := func() {}
+	f.barrier.wait()
+	if f.latency > 0 {
+		t := time.NewTimer(f.latency)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return done
 }
 
 // gauge counts calls under way across a fake fleet. Each call is held open
@@ -107,8 +161,11 @@ func (f *fakeCluster) all(fn func(*fakeCluster)) {
 	walk(f)
 }
 
+// Identity is read once per cluster, while the walk holds the cluster's
+// slot: the gauge counts clusters in flight.
 func (f *fakeCluster) Identity(ctx context.Context) (string, error) {
 	defer f.gauge.enter()()
+	defer f.call(ctx)()
 	if f.hang {
 		<-ctx.Done()
 		return "", ctx.Err()
@@ -116,22 +173,40 @@ func (f *fakeCluster) Identity(ctx context.Context) (string, error) {
 	return f.id, nil
 }
 
-func (f *fakeCluster) ServerVersion(context.Context) (string, error) { return "v1.36.3", nil }
+func (f *fakeCluster) ServerVersion(ctx context.Context) (string, error) {
+	defer f.call(ctx)()
+	return "v1.36.3", nil
+}
 
-func (f *fakeCluster) Children(context.Context) ([]fleet.Child, error) {
-	defer f.gauge.enter()()
+func (f *fakeCluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
+	defer f.call(ctx)()
+	f.mu.Lock()
+	f.childrenCalls = append(f.childrenCalls, connect)
+	f.mu.Unlock()
 	return append([]fleet.Child(nil), f.children...), f.listErr
 }
 
-func (f *fakeCluster) Flux(context.Context) (*fleet.Flux, error) {
-	if f.fluxErr != nil {
-		return &fleet.Flux{Error: f.fluxErr.Error()}, f.fluxErr
-	}
-	out := *f.flux
-	return &out, nil
+func (f *fakeCluster) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed++
 }
 
-func (f *fakeCluster) Connect(_ context.Context, c fleet.Child) (fleet.Cluster, error) {
+// fluxProbe reads a fake cluster's Flux status, as flux.Probe reads a real one's.
+func fluxProbe() fleet.Probe[*fakeCluster] {
+	return fleet.NewProbe("flux", func(ctx context.Context, f *fakeCluster) (func(*fleet.Node), error) {
+		defer f.call(ctx)()
+		out := &fleet.Flux{Error: ""}
+		if f.fluxErr != nil {
+			out.Error = f.fluxErr.Error()
+		} else {
+			*out = *f.flux
+		}
+		return func(n *fleet.Node) { n.Flux = out }, nil
+	})
+}
+
+func (f *fakeCluster) Connect(_ context.Context, c fleet.Child) (*fakeCluster, error) {
 	if err := f.failures[key(c)]; err != nil {
 		return nil, err
 	}

@@ -35,6 +35,12 @@ type Node struct {
 	// Error says why the cluster could not be reached or read; empty when the
 	// walk got everything it asked for.
 	Error string `json:"error"`
+	// ProbeErrors are the reads of the walk's probes that failed, by probe
+	// name; the cluster itself was read.
+	ProbeErrors map[string]string `json:"probeErrors,omitempty"`
+	// KubeconfigSecret is the Secret, in Namespace on the parent, that holds
+	// the cluster's kubeconfig.
+	KubeconfigSecret string `json:"-"`
 	// CycleOf is the path of the ancestor this cluster turned out to be ("" for
 	// the root); nil when the cluster is not a cycle. A cycle is shown, never
 	// followed.
@@ -103,7 +109,7 @@ func (n *Node) Walk(visit func(*Node)) {
 }
 
 // Incomplete reports whether the walk could not read all of the cluster:
-// the cluster itself, or some of its Flux objects.
+// the cluster itself, some of its Flux objects, or a probe's read.
 func (n *Node) Incomplete() bool {
-	return n.Error != "" || (n.Flux != nil && n.Flux.Error != "")
+	return n.Error != "" || (n.Flux != nil && n.Flux.Error != "") || len(n.ProbeErrors) > 0
 }

@@ -12,12 +12,12 @@ var ErrRootPath = errors.New("the empty path names the root cluster, your kubeco
 
 // Target is a cluster found by its path, and the cluster that holds its
 // CAPI Cluster object and kubeconfig Secrets.
-type Target struct {
+type Target[C any] struct {
 	// Path is the cluster's path, segments qualified where the parent holds
 	// namesakes, as the tree prints it.
 	Path string
 	// Parent is a connection to the cluster holding the Cluster object.
-	Parent Cluster
+	Parent C
 	// ParentPath is the parent's path.
 	ParentPath string
 	// Child is what the parent's Cluster object says.
@@ -27,7 +27,8 @@ type Target struct {
 // Resolve follows path from root, connecting to each cluster on the way but
 // not to the cluster at the end, which may well be unreachable: what is
 // wanted of it (its kubeconfig) lives in its parent. Each hop gets timeout.
-func Resolve(ctx context.Context, root Cluster, path []Segment, timeout time.Duration) (*Target, error) {
+// It reads nothing but the children of the clusters on the way.
+func Resolve[C Cluster[C]](ctx context.Context, root C, path []Segment, timeout time.Duration) (*Target[C], error) {
 	if len(path) == 0 {
 		return nil, ErrRootPath
 	}
@@ -35,7 +36,7 @@ func Resolve(ctx context.Context, root Cluster, path []Segment, timeout time.Dur
 	cur, curPath := root, ""
 	for i, seg := range path {
 		hop, cancel := hopContext(ctx, timeout)
-		children, err := cur.Children(hop)
+		children, err := cur.Children(hop, i < len(path)-1)
 		cancel()
 		if err != nil {
 			return nil, &PathError{Path: full, Parent: curPath, Segment: seg, Cause: err.Error()}
@@ -48,7 +49,7 @@ func Resolve(ctx context.Context, root Cluster, path []Segment, timeout time.Dur
 		}
 		childPath := JoinPath(curPath, segs[idx])
 		if i == len(path)-1 {
-			return &Target{Path: childPath, Parent: cur, ParentPath: curPath, Child: children[idx]}, nil
+			return &Target[C]{Path: childPath, Parent: cur, ParentPath: curPath, Child: children[idx]}, nil
 		}
 		hop, cancel = hopContext(ctx, timeout)
 		next, err := cur.Connect(hop, children[idx])
@@ -76,4 +77,36 @@ func sortChildren(children []Child) {
 		}
 		return children[i].Namespace < children[j].Namespace
 	})
+}
+
+// ChildPaths returns the paths of the clusters that the cluster at path
+// holds, connecting only to the clusters on the way: what completing the
+// next segment of a path needs. Each hop gets timeout.
+func ChildPaths[C Cluster[C]](ctx context.Context, root C, path []Segment, timeout time.Duration) ([]string, error) {
+	cur, curPath := root, ""
+	if len(path) > 0 {
+		target, err := Resolve(ctx, root, path, timeout)
+		if err != nil {
+			return nil, err
+		}
+		hop, cancel := hopContext(ctx, timeout)
+		defer cancel()
+		if cur, err = target.Parent.Connect(hop, target.Child); err != nil {
+			return nil, err
+		}
+		defer cur.Close()
+		curPath = target.Path
+	}
+	hop, cancel := hopContext(ctx, timeout)
+	defer cancel()
+	children, err := cur.Children(hop, false)
+	if err != nil {
+		return nil, err
+	}
+	sortChildren(children)
+	var out []string
+	for _, s := range Segments(children) {
+		out = append(out, JoinPath(curPath, s))
+	}
+	return out, nil
 }

@@ -40,14 +40,14 @@ func incomplete(n *fleet.Node) int {
 	return count
 }
 
-func walk(t *testing.T, root fleet.Cluster, opts fleet.Options) *fleet.Node {
+func walk(t *testing.T, root *fakeCluster, opts fleet.Options) *fleet.Node {
 	t.Helper()
 	return walkResult(t, root, opts).Root
 }
 
-func walkResult(t *testing.T, root fleet.Cluster, opts fleet.Options) *fleet.Result {
+func walkResult(t *testing.T, root *fakeCluster, opts fleet.Options) *fleet.Result[*fakeCluster] {
 	t.Helper()
-	res, err := fleet.Walk(context.Background(), root, "mom", opts)
+	res, err := fleet.Walk(context.Background(), root, "mom", opts, fluxProbe())
 	if err != nil {
 		t.Fatalf("Walk: %v", err)
 	}
@@ -426,5 +426,135 @@ func TestResolveErrors(t *testing.T) {
 				t.Errorf("err = %v, want %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// Once connected, a cluster is read in one round: identity, version,
+// children and every probe at once. Each call waits at a barrier until all
+// four have started, which only reads made at once pass.
+func TestWalkReadsEachClusterAtOnce(t *testing.T) {
+	root := momFleet()
+	var barriers []*barrier
+	root.all(func(c *fakeCluster) {
+		c.barrier = newBarrier(4)
+		barriers = append(barriers, c.barrier)
+	})
+	node := walk(t, root, fleet.Options{Depth: -1})
+	if got := len(paths(node)); got != 7 {
+		t.Fatalf("walked %d clusters, want 7", got)
+	}
+	for _, b := range barriers {
+		if b.timeout.Load() {
+			t.Fatal("a read waited for the others in vain: the reads of a cluster were made one after another")
+		}
+	}
+}
+
+func TestWalkRecordsProbeErrorsAndKeepsTheRest(t *testing.T) {
+	failing := fleet.NewProbe("nodes", func(context.Context, *fakeCluster) (func(*fleet.Node), error) {
+		return nil, errors.New("list nodes: forbidden")
+	})
+	res, err := fleet.Walk(context.Background(), newFake("mom").with(master("aws"), newFake("aws")), "mom", fleet.Options{Depth: -1}, fluxProbe(), failing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aws := res.Root.Children[0]
+	if aws.Error != "" || aws.Flux == nil || aws.LiveVersion == "" {
+		t.Errorf("aws = %+v, want it read but for the failing probe", aws)
+	}
+	if diff := cmp.Diff(map[string]string{"nodes": "list nodes: forbidden"}, aws.ProbeErrors); diff != "" {
+		t.Errorf("probe errors (-want +got):\n%s", diff)
+	}
+	if !aws.Incomplete() {
+		t.Error("a cluster with a failed probe is not incomplete")
+	}
+}
+
+// Without KeepConnections, every connection the walk made is closed once
+// its cluster is read and its children connected; with it, none is, and
+// the result hands them back, typed.
+func TestWalkClosesOrKeepsConnections(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			root := momFleet()
+			res := walkResult(t, root, fleet.Options{Depth: -1, KeepConnections: keep})
+			var clusters []*fakeCluster
+			root.all(func(c *fakeCluster) { clusters = append(clusters, c) })
+			for _, c := range clusters {
+				want := 1
+				if keep {
+					want = 0
+				}
+				if c.closed != want {
+					t.Errorf("%s closed %d times, want %d", c.id, c.closed, want)
+				}
+			}
+			conn, ok := res.Conn(res.Root.Children[0])
+			if keep && (!ok || conn.id != "aws") {
+				t.Errorf("Conn(aws) = %v, %v; want the aws connection", conn, ok)
+			}
+			if !keep && ok {
+				t.Error("the walk kept a connection it was not asked to keep")
+			}
+		})
+	}
+}
+
+// Children are listed with connect=true where the walk goes below a
+// cluster, and not at all where it does not.
+func TestWalkListsChildrenOnlyWhereItDescends(t *testing.T) {
+	root := momFleet()
+	walk(t, root, fleet.Options{Depth: 1})
+	aws := root.targets["masters/aws"]
+	if diff := cmp.Diff([]bool{true}, root.childrenCalls); diff != "" {
+		t.Errorf("root's Children calls (-want +got):\n%s", diff)
+	}
+	if len(aws.childrenCalls) != 0 {
+		t.Errorf("aws is at the depth limit and its children were listed: %v", aws.childrenCalls)
+	}
+}
+
+// A cluster's timeout starts when its turn comes: with one slot and four
+// clusters that take 40ms each (their reads at once), the last waits
+// 120ms for its turn, more than the 100ms timeout, and still succeeds.
+func TestWalkTimeoutCoversOnlyTheClustersOwnWork(t *testing.T) {
+	root := newFake("mom")
+	for _, name := range []string{"a", "b", "c", "d"} {
+		m := newFake(name)
+		m.latency = 40 * time.Millisecond
+		root.with(master(name), m)
+	}
+	node := walk(t, root, fleet.Options{Depth: -1, Concurrency: 1, Timeout: 100 * time.Millisecond})
+	if n := incomplete(node); n != 0 {
+		t.Errorf("%d clusters failed; a cluster's timeout must not count its wait for a slot", n)
+	}
+}
+
+func TestWalkCountsProgress(t *testing.T) {
+	p := &fleet.Progress{}
+	root := momFleet().failing(master("gcp"), errors.New("unreachable"))
+	walk(t, root, fleet.Options{Depth: -1, Progress: p})
+	if p.Found.Load() != 8 || p.Read.Load() != 8 || p.Failed.Load() != 1 {
+		t.Errorf("progress found %d, read %d, failed %d; want 8, 8, 1", p.Found.Load(), p.Read.Load(), p.Failed.Load())
+	}
+}
+
+func TestChildPathsListsOneLevel(t *testing.T) {
+	root := momFleet()
+	// team-b is never contacted: only the clusters on the path are.
+	root.targets["masters/aws"].targets["tenants/team-b"].hang = true
+	got, err := fleet.ChildPaths(context.Background(), root, mustPaths(t, "aws")[0], time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"aws/staging:team-a", "aws/tenants:team-a", "aws/team-b"}, got); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	if got, _ := fleet.ChildPaths(context.Background(), root, nil, time.Second); strings.Join(got, ",") != "aws,azure" {
+		t.Errorf("root's children = %v", got)
+	}
+	aws := root.targets["masters/aws"]
+	if diff := cmp.Diff([]bool{false}, aws.childrenCalls); diff != "" {
+		t.Errorf("aws's Children calls (-want +got):\n%s", diff)
 	}
 }

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,10 +11,9 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,54 +33,6 @@ const (
 
 // ErrSuspended marks an object that cannot be reconciled because it is suspended.
 var ErrSuspended = errors.New("suspended")
-
-// Kinds are the Flux kinds the operations act on, in the order they are
-// listed and acted on.
-func Kinds() []string {
-	return []string{kustomizev1.KustomizationKind, helmv2.HelmReleaseKind, sourcev1.GitRepositoryKind, sourcev1.OCIRepositoryKind, sourcev1.HelmRepositoryKind}
-}
-
-// ParseKind accepts a kind the way flux and kubectl users type it:
-// kustomization, kustomizations, ks, Kustomization; helmrelease, hr;
-// gitrepository, gitrepo; ocirepository, ocirepo; helmrepository, helmrepo.
-func ParseKind(s string) (string, error) {
-	aliases := map[string]string{
-		"kustomization": kustomizev1.KustomizationKind, "ks": kustomizev1.KustomizationKind,
-		"helmrelease": helmv2.HelmReleaseKind, "hr": helmv2.HelmReleaseKind,
-		"gitrepository": sourcev1.GitRepositoryKind, "gitrepo": sourcev1.GitRepositoryKind,
-		"ocirepository": sourcev1.OCIRepositoryKind, "ocirepo": sourcev1.OCIRepositoryKind,
-		"helmrepository": sourcev1.HelmRepositoryKind, "helmrepo": sourcev1.HelmRepositoryKind,
-	}
-	k := strings.TrimSuffix(strings.ToLower(s), "s")
-	if kind, ok := aliases[k]; ok {
-		return kind, nil
-	}
-	if kind, ok := aliases[strings.ToLower(s)]; ok {
-		return kind, nil
-	}
-	return "", fmt.Errorf("unknown Flux kind %q: use kustomization (ks), helmrelease (hr), gitrepository, ocirepository or helmrepository", s)
-}
-
-func gvk(kind string) (schema.GroupVersionKind, error) {
-	switch kind {
-	case kustomizev1.KustomizationKind:
-		return kustomizev1.GroupVersion.WithKind(kind), nil
-	case helmv2.HelmReleaseKind:
-		return helmv2.GroupVersion.WithKind(kind), nil
-	case sourcev1.GitRepositoryKind, sourcev1.OCIRepositoryKind, sourcev1.HelmRepositoryKind, sourcev1.HelmChartKind, sourcev1.BucketKind:
-		return sourcev1.GroupVersion.WithKind(kind), nil
-	}
-	return schema.GroupVersionKind{}, fmt.Errorf("unknown Flux kind %q", kind)
-}
-
-// Ref names one Flux object on a cluster.
-type Ref struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-}
-
-func (r Ref) String() string { return r.Kind + " " + r.Namespace + "/" + r.Name }
 
 func get(ctx context.Context, c client.Client, ref Ref) (*unstructured.Unstructured, error) {
 	k, err := gvk(ref.Kind)
@@ -127,23 +79,25 @@ func suspended(obj *unstructured.Unstructured) bool {
 
 // RequestReconcile asks Flux to reconcile the object now, as `flux reconcile`
 // does: it sets reconcile.fluxcd.io/requestedAt to a new token (now, RFC 3339)
-// and returns the token. A suspended object is refused with ErrSuspended.
+// and returns the token. The request is one annotation, written as a plain
+// merge patch with no precondition, as the flux CLI writes it: a writer in
+// between neither fails it nor is undone by it. A suspended object is
+// refused with ErrSuspended.
 func RequestReconcile(ctx context.Context, c client.Client, ref Ref, now time.Time) (string, error) {
 	token := now.Format(time.RFC3339Nano)
-	_, err := patch(ctx, c, ref, func(obj *unstructured.Unstructured) (bool, error) {
-		if suspended(obj) {
-			return false, fmt.Errorf("%s is %w: resume it first", ref, ErrSuspended)
-		}
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[fluxmeta.ReconcileRequestAnnotation] = token
-		obj.SetAnnotations(ann)
-		return true, nil
-	})
+	obj, err := get(ctx, c, ref)
 	if err != nil {
 		return "", err
+	}
+	if suspended(obj) {
+		return "", fmt.Errorf("%s is %w: resume it first", ref, ErrSuspended)
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{fluxmeta.ReconcileRequestAnnotation: token}}})
+	if err != nil {
+		return "", err
+	}
+	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldManager)); err != nil {
+		return "", fmt.Errorf("failed to update %s: %w", ref, err)
 	}
 	return token, nil
 }
@@ -319,12 +273,11 @@ func revertedBy(obj *unstructured.Unstructured) string {
 		if !strings.Contains(mf.FieldsV1.GetRawString(), `"f:suspend"`) {
 			continue
 		}
-		labels := obj.GetLabels()
-		name, ns := labels["kustomize.toolkit.fluxcd.io/name"], labels["kustomize.toolkit.fluxcd.io/namespace"]
-		if name == "" {
+		owner, ok := OwnerOf(obj.GetLabels())
+		if !ok || owner.Kind != kustomizev1.KustomizationKind {
 			return "a Kustomization"
 		}
-		return kustomizev1.KustomizationKind + " " + ns + "/" + name
+		return owner.String()
 	}
 	return ""
 }

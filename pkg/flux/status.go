@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -12,58 +13,54 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
-// AddToScheme registers the Flux API types this package reads.
-func AddToScheme(s *runtime.Scheme) error {
-	return errors.Join(kustomizev1.AddToScheme(s), helmv2.AddToScheme(s), sourcev1.AddToScheme(s))
+// Probe reads the Flux status of every cluster the walk reaches: every
+// listed kind at once, in every namespace.
+func Probe[C kube.Connected]() fleet.Probe[C] {
+	return fleet.NewProbe("flux", func(ctx context.Context, c C) (func(*fleet.Node), error) {
+		// A kind that could not be listed is recorded in Flux.Error, beside
+		// what was read: the cluster was read in part, not not at all.
+		f, _ := Status(ctx, c.Kube())
+		return func(n *fleet.Node) { n.Flux = f }, nil
+	})
 }
 
-// kind lists one Flux kind and converts its items.
-type kind struct {
-	name    string
-	newList func() client.ObjectList
-	items   func(client.ObjectList) []fleet.FluxObject
-}
-
-// kinds is a function, not a package variable: the table is built per call
-// and nothing can change it behind another caller's back.
-func kinds() []kind {
-	return []kind{
-		{kustomizev1.KustomizationKind, func() client.ObjectList { return &kustomizev1.KustomizationList{} }, kustomizations},
-		{helmv2.HelmReleaseKind, func() client.ObjectList { return &helmv2.HelmReleaseList{} }, helmReleases},
-		{sourcev1.GitRepositoryKind, func() client.ObjectList { return &sourcev1.GitRepositoryList{} }, gitRepositories},
-		{sourcev1.OCIRepositoryKind, func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, ociRepositories},
-		{sourcev1.HelmRepositoryKind, func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, helmRepositories},
+// Status lists the Flux objects of every namespace through c, every listed
+// kind at once, and sums them up. A kind the cluster does not serve is
+// skipped; an error reading one kind does not stop the others, and is
+// returned, and recorded in Flux.Error, with what could be read.
+func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
+	kinds := ListedKinds()
+	lists := make([]client.ObjectList, len(kinds))
+	errs := make([]error, len(kinds))
+	var wg sync.WaitGroup
+	for i, k := range kinds {
+		lists[i] = k.newList()
+		wg.Go(func() { errs[i] = c.List(ctx, lists[i]) })
 	}
-}
-
-// Status lists the Flux objects of every namespace through c and sums them up.
-// A kind the cluster does not serve is skipped; an error reading one kind does
-// not stop the others, and is returned with what could be read.
-func Status(ctx context.Context, c client.Reader) (*fleet.Flux, error) {
+	wg.Wait()
 	out := &fleet.Flux{Objects: []fleet.FluxObject{}}
-	var errs []error
-	for _, k := range kinds() {
-		list := k.newList()
-		if err := c.List(ctx, list); err != nil {
-			if apimeta.IsNoMatchError(err) {
-				continue
-			}
-			errs = append(errs, fmt.Errorf("list %ss: %w", k.name, err))
+	var failed []error
+	for i, k := range kinds {
+		switch {
+		case errors.Is(errs[i], kube.ErrNotServed):
+			continue
+		case errs[i] != nil:
+			failed = append(failed, fmt.Errorf("list %ss: %w", k.Name, errs[i]))
 			continue
 		}
 		out.Installed = true
-		out.Objects = append(out.Objects, k.items(list)...)
+		out.Objects = append(out.Objects, k.items(lists[i])...)
 	}
 	Summarize(out)
-	if len(errs) > 0 {
-		out.Error = errors.Join(errs...).Error()
-		return out, errors.Join(errs...)
+	if err := errors.Join(failed...); err != nil {
+		out.Error = err.Error()
+		return out, err
 	}
 	return out, nil
 }

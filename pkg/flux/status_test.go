@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
 func ready(ok bool, msg string) []metav1.Condition {
@@ -63,7 +64,7 @@ func newClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) cli
 }
 
 func TestStatusSumsUpEveryKind(t *testing.T) {
-	got, err := flux.Status(context.Background(), newClient(t, interceptor.Funcs{}, fluxObjects()...))
+	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, interceptor.Funcs{}, fluxObjects()...), "https://test.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestStatusOfAClusterWithoutFlux(t *testing.T) {
 	noFlux := interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 		return &apimeta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "toolkit.fluxcd.io", Kind: "Any"}}
 	}}
-	got, err := flux.Status(context.Background(), newClient(t, noFlux))
+	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, noFlux), "https://test.example"))
 	if err != nil || got.Installed || len(got.Objects) != 0 {
 		t.Errorf("Status = %+v, %v; want not installed, no error", got, err)
 	}
@@ -106,7 +107,7 @@ func TestStatusKeepsWhatItCouldReadWhenOneKindFails(t *testing.T) {
 		}
 		return c.List(ctx, list, opts...)
 	}}
-	got, err := flux.Status(context.Background(), newClient(t, noHelm, fluxObjects()...))
+	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, noHelm, fluxObjects()...), "https://test.example"))
 	if !apierrors.IsForbidden(err) || !strings.Contains(got.Error, "list HelmReleases") {
 		t.Fatalf("Status error = %v (model: %q); want the HelmReleases' forbidden error in both", err, got.Error)
 	}

@@ -27,7 +27,7 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 		if res.Source {
 			object += " (source)"
 		}
-		rows = append(rows, []string{DisplayPath(res.Cluster), object, res.Result, duration(res.Seconds), dash(oneLine(res.Message))})
+		rows = append(rows, []string{DisplayPath(res.Cluster), object, string(res.Result), duration(res.Seconds), dash(oneLine(res.Message))})
 	}
 	headers := []string{"CLUSTER", "OBJECT", "RESULT", "DURATION", "MESSAGE"}
 	var b strings.Builder
@@ -38,7 +38,7 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 			return plain
 		case res.Failed:
 			return bad
-		case strings.HasPrefix(res.Result, "would") || res.Result == "skipped" || strings.HasPrefix(res.Result, "already") || res.Result == "not suspended":
+		case !res.Result.Changes():
 			return warn
 		}
 		return good
@@ -53,12 +53,12 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 func Summary(r *fleet.ActionReport) string {
 	words := make([]string, 0, len(r.Summary.Results))
 	for word := range r.Summary.Results {
-		words = append(words, word)
+		words = append(words, string(word))
 	}
 	sort.Strings(words)
 	parts := make([]string, 0, len(words))
 	for _, word := range words {
-		parts = append(parts, fmt.Sprintf("%d %s", r.Summary.Results[word], word))
+		parts = append(parts, fmt.Sprintf("%d %s", r.Summary.Results[fleet.Outcome(word)], word))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to do")

@@ -85,6 +85,7 @@ func sampleFleet() *fleet.Node {
 		}),
 		cluster("partial", "faults", "azure").flux(ks("flux-system", "main@sha1:1111111", true)).set(func(n *fleet.Node) {
 			n.Flux.Error = "list HelmReleases: forbidden"
+			n.ProbeErrors = map[string]string{"nodes": "list nodes: forbidden"}
 		}),
 	).n
 }
@@ -138,7 +139,7 @@ func sampleReport() *fleet.ActionReport {
 		{Cluster: "aws/team-b", Kind: "HelmRelease", Namespace: "flux-system", Name: "cert-manager", Result: "skipped", Message: "suspended"},
 		{Cluster: "aws/team-c", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Result: "failed", Failed: true, Seconds: 30, Message: "timed out waiting"},
 		{Cluster: "aws/team-dead", Result: "failed", Failed: true, Message: "cluster not reached: cannot reach https://10.0.0.9:6443"},
-	}, Summary: fleet.ActionSummary{Clusters: 5, Objects: 5, Results: map[string]int{"requested": 1, "reconciled": 2, "skipped": 1, "failed": 2}, Failed: 2, Seconds: 31.2}}
+	}, Summary: fleet.ActionSummary{Clusters: 5, Objects: 5, Results: map[fleet.Outcome]int{"requested": 1, "reconciled": 2, "skipped": 1, "failed": 2}, Failed: 2, Seconds: 31.2}}
 }
 
 func TestTables(t *testing.T) {

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -286,6 +287,14 @@ func problems(n *fleet.Node, st styles) []string {
 			out = append(out, st.bad.Render("✗ flux: "+n.Flux.Error))
 		}
 		objects = n.Flux.Objects
+	}
+	probes := make([]string, 0, len(n.ProbeErrors))
+	for name := range n.ProbeErrors {
+		probes = append(probes, name)
+	}
+	sort.Strings(probes)
+	for _, name := range probes {
+		out = append(out, st.bad.Render("✗ "+name+": "+n.ProbeErrors[name]))
 	}
 	for _, o := range objects {
 		id := o.Kind + " " + o.Namespace + "/" + o.Name

@@ -1,0 +1,285 @@
+package kube
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// API is a kind kubectl fleet reads or writes, with the resource the
+// apiserver serves it as: what discovery would say, known in advance.
+type API struct {
+	GVK schema.GroupVersionKind
+	// Resource is the plural resource name, e.g. "kustomizations".
+	Resource   string
+	Namespaced bool
+}
+
+// GVR is the API's group, version and resource.
+func (a API) GVR() schema.GroupVersionResource { return a.GVK.GroupVersion().WithResource(a.Resource) }
+
+// CoreAPIs are the built-in kinds the walk reads: the kube-system Namespace
+// (a cluster's identity) and Secrets (kubeconfigs).
+func CoreAPIs() []API {
+	return []API{
+		{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Resource: "namespaces"},
+		{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Resource: "secrets", Namespaced: true},
+	}
+}
+
+// Options tune every connection a Connector makes.
+type Options struct {
+	// UserAgent is sent with every request.
+	UserAgent string
+	// Requests, when set, counts every request of every connection.
+	Requests *RequestLog
+}
+
+// Connector makes connections that share a scheme and a REST mapper.
+type Connector struct {
+	scheme *runtime.Scheme
+	codecs serializer.CodecFactory
+	mapper apimeta.RESTMapper
+	opts   Options
+}
+
+// NewConnector returns a Connector for the kinds of scheme; apis map the
+// kinds that will be read or written to their resources. A kind not among
+// them cannot be used: nothing is discovered.
+func NewConnector(scheme *runtime.Scheme, apis []API, opts Options) *Connector {
+	mapper := apimeta.NewDefaultRESTMapper(nil)
+	for _, a := range apis {
+		scope := apimeta.RESTScopeRoot
+		if a.Namespaced {
+			scope = apimeta.RESTScopeNamespace
+		}
+		mapper.AddSpecific(a.GVK, a.GVR(), a.GVK.GroupVersion().WithResource(a.Resource), scope)
+	}
+	return &Connector{scheme: scheme, codecs: serializer.NewCodecFactory(scheme), mapper: mapper, opts: opts}
+}
+
+// Scheme is the scheme every connection decodes with.
+func (c *Connector) Scheme() *runtime.Scheme { return c.scheme }
+
+// Connect returns a connection to the cluster cfg reaches, with a transport
+// of its own. It makes no request: the connection is set up by the first
+// read, under that read's context.
+func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
+	cfg = rest.CopyConfig(cfg)
+	if c.opts.UserAgent != "" {
+		cfg.UserAgent = c.opts.UserAgent
+	}
+	// A fan-out CLI reads many clusters through one parent: a client-side
+	// limit sized for one cluster would serialise them. The apiserver's own
+	// priority and fairness protects it.
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
+	// A Proxy function makes client-go build a transport for this
+	// connection alone, instead of sharing one from its global cache with
+	// every config of the same TLS settings: each cluster gets its own
+	// connection, and closing it closes nothing else. The proxy is the one
+	// client-go would use: the environment's.
+	orig := rest.CopyConfig(cfg)
+	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
+	conn := &Conn{cfg: orig, unserved: map[schema.GroupVersionKind]bool{}}
+	wrap := cfg.WrapTransport
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		conn.base = rt
+		rt = &oneConnection{next: rt, ready: make(chan struct{})}
+		if c.opts.Requests != nil {
+			rt = c.opts.Requests.wrap(cfg.Host, rt)
+		}
+		if wrap != nil {
+			rt = wrap(rt)
+		}
+		return rt
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build an HTTP client for %s: %w", RedactURL(cfg.Host), err)
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, Mapper: c.mapper, HTTPClient: httpClient})
+	if err != nil {
+		return nil, fmt.Errorf("failed to build a client for %s: %w", RedactURL(cfg.Host), err)
+	}
+	raw := rest.CopyConfig(cfg)
+	raw.NegotiatedSerializer = c.codecs.WithoutConversion()
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(raw, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build a REST client for %s: %w", RedactURL(cfg.Host), err)
+	}
+	conn.http, conn.client, conn.rest = httpClient, cl, rc
+	return conn, nil
+}
+
+// Connected is what holds a Conn: the walk's connections, as probes and
+// executors see them.
+type Connected interface {
+	Kube() *Conn
+}
+
+// Conn is a connection to one cluster.
+type Conn struct {
+	// cfg is the configuration as given, without the transport hooks
+	// Connect adds.
+	cfg    *rest.Config
+	http   *http.Client
+	base   http.RoundTripper
+	client client.Client
+	rest   *rest.RESTClient
+
+	mu       sync.Mutex
+	unserved map[schema.GroupVersionKind]bool
+}
+
+// NewConnForClient wraps an existing client, for tests of code that reads
+// through a Conn; host names the cluster in errors.
+func NewConnForClient(c client.Client, host string) *Conn {
+	return &Conn{cfg: &rest.Config{Host: host}, client: c, unserved: map[schema.GroupVersionKind]bool{}}
+}
+
+// Host is the server URL of the connection, as its kubeconfig gives it.
+func (c *Conn) Host() string { return c.cfg.Host }
+
+// Client is the controller-runtime client of the connection; it knows the
+// kinds of the Connector's APIs and no others.
+func (c *Conn) Client() client.Client { return c.client }
+
+// RESTConfig returns a copy of the connection's configuration: what a
+// kubeconfig for the same cluster and credentials holds.
+func (c *Conn) RESTConfig() *rest.Config { return rest.CopyConfig(c.cfg) }
+
+// Close closes the connection's idle network connections. The Conn stays
+// usable: a later request connects again.
+func (c *Conn) Close() {
+	if c.base != nil {
+		utilnet.CloseIdleConnectionsFor(c.base)
+	}
+}
+
+// ErrNotServed marks a read of a kind the cluster does not serve.
+var ErrNotServed = errors.New("not served by this cluster")
+
+// List lists into list through the connection's client, from the
+// apiserver's watch cache (resourceVersion=0, as informers read): a status
+// view of thousands of clusters must not make each apiserver read etcd,
+// and may be a moment behind the last write. A kind the cluster does not
+// serve (404 on the list, or no such kind in the mapper) is an error
+// wrapping ErrNotServed, and is remembered: the connection does not ask
+// again. Writes read their object fresh; List is for the walk.
+func (c *Conn) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	gvk, err := c.client.GroupVersionKindFor(list)
+	if err != nil {
+		return fmt.Errorf("unknown kind %T: %w", list, err)
+	}
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	if !c.Served(gvk) {
+		return notServed(gvk)
+	}
+	err = c.client.List(ctx, list, append(opts, fromCache())...)
+	if isNotServed(err) {
+		c.mu.Lock()
+		c.unserved[gvk] = true
+		c.mu.Unlock()
+		return notServed(gvk)
+	}
+	return err
+}
+
+// Served reports whether the cluster serves a kind, as far as the
+// connection has learnt: true until a list of it answered 404.
+func (c *Conn) Served(gvk schema.GroupVersionKind) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.unserved[gvk]
+}
+
+// fromCache asks for any resourceVersion: the watch cache's.
+func fromCache() client.ListOption {
+	return &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}
+}
+
+func notServed(gvk schema.GroupVersionKind) error {
+	return fmt.Errorf("%s %s: %w", gvk.GroupVersion(), gvk.Kind, ErrNotServed)
+}
+
+// isNotServed is a 404 on a list (the resource does not exist), or a kind
+// the mapper does not know.
+func isNotServed(err error) bool {
+	return apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err)
+}
+
+// Identity is a value equal for every connection to the same cluster: the
+// UID of its kube-system namespace, which is made once per cluster; or,
+// for a user who may not read it, the server URL and CA.
+func (c *Conn) Identity(ctx context.Context) (string, error) {
+	ns := &corev1.Namespace{}
+	err := c.client.Get(ctx, client.ObjectKey{Name: "kube-system"}, ns, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}})
+	switch {
+	case err == nil:
+		return "uid:" + string(ns.UID), nil
+	case apierrors.IsForbidden(err):
+		sum := sha256.Sum256(append([]byte(c.cfg.Host+"\n"), c.cfg.CAData...))
+		return "server:" + hex.EncodeToString(sum[:]), nil
+	default:
+		return "", c.ReachError(err)
+	}
+}
+
+// ServerVersion returns the gitVersion the apiserver reports on /version.
+func (c *Conn) ServerVersion(ctx context.Context) (string, error) {
+	body, err := c.rest.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return "", fmt.Errorf("failed to read /version of %s: %w", RedactURL(c.cfg.Host), err)
+	}
+	return ParseGitVersion(body)
+}
+
+// ParseGitVersion reads gitVersion from a /version body.
+func ParseGitVersion(body []byte) (string, error) {
+	var v struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", fmt.Errorf("failed to decode /version: %w", err)
+	}
+	return v.GitVersion, nil
+}
+
+// ReachError says why the cluster could not be reached without the
+// client's request noise (URLs with query strings): "cannot reach
+// https://10.0.0.1:6443: dial tcp 10.0.0.1:6443: connect: connection refused".
+func (c *Conn) ReachError(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return fmt.Errorf("cannot reach %s: %w", RedactURL(c.cfg.Host), uerr.Err)
+	}
+	return fmt.Errorf("failed to reach %s: %w", RedactURL(c.cfg.Host), err)
+}
+
+// RedactURL drops the user information (user:password@) of a server URL.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}

@@ -1,0 +1,153 @@
+package kube_test
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
+)
+
+// server is an HTTP/2 TLS server that answers /version and lists of
+// namespaces, 404s everything else, and counts connections and requests.
+type server struct {
+	*httptest.Server
+	conns    atomic.Int64
+	requests atomic.Int64
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	s := &server{}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/version":
+			_, _ = w.Write([]byte(`{"gitVersion":"v1.36.3"}`))
+		case "/api/v1/namespaces":
+			_, _ = w.Write([]byte(`{"kind":"NamespaceList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"kube-system"}}]}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		}
+	}))
+	s.EnableHTTP2 = true
+	s.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func connect(t *testing.T, s *server, log *kube.RequestLog) *kube.Conn {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	c, err := kube.NewConnector(scheme, kube.CoreAPIs(), kube.Options{UserAgent: "test", Requests: log}).
+		Connect(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Reads made at once on a new connection share one TCP and TLS connection.
+func TestParallelReadsShareOneConnection(t *testing.T) {
+	s := newServer(t)
+	c := connect(t, s, nil)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if v, err := c.ServerVersion(context.Background()); err != nil || v != "v1.36.3" {
+				t.Errorf("ServerVersion = %q, %v", v, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := s.conns.Load(); n != 1 {
+		t.Errorf("8 reads at once made %d connections, want 1", n)
+	}
+	// Closed, the Conn connects again when asked.
+	c.Close()
+	if _, err := c.ServerVersion(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.conns.Load(); n != 2 {
+		t.Errorf("%d connections after a close and a read, want 2", n)
+	}
+}
+
+// Each Conn has a connection of its own, even to the same server with the
+// same credentials: closing one closes nothing of another.
+func TestConnsDoNotShareTransports(t *testing.T) {
+	s := newServer(t)
+	a, b := connect(t, s, nil), connect(t, s, nil)
+	for _, c := range []*kube.Conn{a, b} {
+		if _, err := c.ServerVersion(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.conns.Load(); n != 2 {
+		t.Errorf("two Conns made %d connections, want 2", n)
+	}
+}
+
+// A kind the cluster does not serve answers 404: the list says so, and the
+// connection does not ask again.
+func TestListRemembersWhatIsNotServed(t *testing.T) {
+	s := newServer(t)
+	log := kube.NewRequestLog()
+	c := connect(t, s, log)
+	for range 2 {
+		if err := c.List(context.Background(), &corev1.SecretList{}); !errors.Is(err, kube.ErrNotServed) {
+			t.Fatalf("err = %v, want ErrNotServed", err)
+		}
+	}
+	ns := &corev1.NamespaceList{}
+	if err := c.List(context.Background(), ns); err != nil || len(ns.Items) != 1 {
+		t.Fatalf("namespaces: %v, %v", ns.Items, err)
+	}
+	if c.Served(corev1.SchemeGroupVersion.WithKind("Secret")) || !c.Served(corev1.SchemeGroupVersion.WithKind("Namespace")) {
+		t.Error("Served does not say what the lists found")
+	}
+	host := strings.TrimPrefix(s.URL, "https://")
+	want := []kube.RequestCount{
+		{Request: kube.Request{Host: host, Method: "GET", Path: "/api/v1/namespaces?resourceVersion=0"}, Count: 1},
+		{Request: kube.Request{Host: host, Method: "GET", Path: "/api/v1/secrets?resourceVersion=0"}, Count: 1},
+	}
+	if diff := cmp.Diff(want, log.Counts()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://admin:secret@10.0.0.1:6443": "https://10.0.0.1:6443",
+		"https://10.0.0.1:6443/prefix":       "https://10.0.0.1:6443/prefix",
+		"not a url\x7f":                      "not a url\x7f",
+	} {
+		if got := kube.RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package kube
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"sort"
+	"sync"
+)
+
+// oneConnection makes the parallel reads of a new connection share one
+// network connection. Go's transport dials once per waiting request when
+// none is open, so eight reads started together would make eight TLS
+// handshakes, of which HTTP/2 keeps one. Here the first request goes alone
+// until it has its connection; the others follow at once and multiplex over
+// it. If the first request fails before it connects, the others go their
+// own way.
+type oneConnection struct {
+	next  http.RoundTripper
+	once  sync.Once
+	ready chan struct{}
+
+	mu      sync.Mutex
+	started bool
+}
+
+func (o *oneConnection) RoundTrip(req *http.Request) (*http.Response, error) {
+	o.mu.Lock()
+	first := !o.started
+	o.started = true
+	o.mu.Unlock()
+	if !first {
+		select {
+		case <-o.ready:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		return o.next.RoundTrip(req)
+	}
+	release := func() { o.once.Do(func() { close(o.ready) }) }
+	defer release()
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { release() }}
+	return o.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+}
+
+// WrappedRoundTripper lets client-go reach the transport below.
+func (o *oneConnection) WrappedRoundTripper() http.RoundTripper { return o.next }
+
+// RequestLog counts requests by server, method and path. It exists to
+// measure the walk (make bench) and to prove what it asks of each cluster
+// (the tests); kubectl fleet turns it on when KUBECTL_FLEET_REQUEST_LOG
+// names a file.
+type RequestLog struct {
+	mu     sync.Mutex
+	counts map[Request]int
+}
+
+// Request is one kind of request to one server.
+type Request struct {
+	// Host is the server's host:port.
+	Host   string `json:"host"`
+	Method string `json:"method"`
+	// Path is the URL path and, after "?", its query.
+	Path string `json:"path"`
+}
+
+// RequestCount is how many times a request was made.
+type RequestCount struct {
+	Request
+	Count int `json:"count"`
+}
+
+// NewRequestLog returns an empty log.
+func NewRequestLog() *RequestLog { return &RequestLog{counts: map[Request]int{}} }
+
+func (l *RequestLog) wrap(server string, next http.RoundTripper) http.RoundTripper {
+	host := server
+	if u, err := url.Parse(server); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return &countingTransport{log: l, host: host, next: next}
+}
+
+// Counts lists every request made, sorted by host, path and method.
+func (l *RequestLog) Counts() []RequestCount {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]RequestCount, 0, len(l.counts))
+	for r, n := range l.counts {
+		out = append(out, RequestCount{Request: r, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Host != b.Host {
+			return a.Host < b.Host
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Method < b.Method
+	})
+	return out
+}
+
+// WriteFile writes the counts as JSON.
+func (l *RequestLog) WriteFile(path string) error {
+	data, err := json.MarshalIndent(l.Counts(), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("failed to write the request log: %w", err)
+	}
+	return nil
+}
+
+type countingTransport struct {
+	log  *RequestLog
+	host string
+	next http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	path := req.URL.Path
+	if req.URL.RawQuery != "" {
+		path += "?" + req.URL.RawQuery
+	}
+	c.log.mu.Lock()
+	c.log.counts[Request{Host: c.host, Method: req.Method, Path: path}]++
+	c.log.mu.Unlock()
+	return c.next.RoundTrip(req)
+}
+
+func (c *countingTransport) WrappedRoundTripper() http.RoundTripper { return c.next }
