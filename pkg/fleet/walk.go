@@ -22,7 +22,8 @@ type Cluster[C any] interface {
 	ServerVersion(ctx context.Context) (string, error)
 	// Children lists the CAPI Clusters this cluster holds. A cluster that
 	// does not serve the CAPI API has none. With connect, the caller will
-	// Connect to some of them: what that needs is read now, in parallel.
+	// Connect to some of them: what that needs (their kubeconfigs) may be
+	// read now, in one request, rather than once per child.
 	Children(ctx context.Context, connect bool) ([]Child, error)
 	// Connect reads the kubeconfig of a child and connects to it.
 	Connect(ctx context.Context, child Child) (C, error)
