@@ -30,22 +30,12 @@ import (
 // populate creates, on every apiserver at once, the spec's Flux objects and
 // the Cluster objects and kubeconfig Secrets of its children.
 func (f *Fleet) populate(ctx context.Context) error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, s := range f.servers {
-		wg.Go(func() {
-			if err := f.populateServer(ctx, s); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("cluster %q: %w", s.spec.Name, err))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return concurrently(f.serverList(), func(s *server) error {
+		if err := f.populateServer(ctx, s); err != nil {
+			return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+		}
+		return nil
+	})
 }
 
 // populateWorkers bounds the requests one server is filled with at once.

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -277,11 +279,6 @@ func (f *Fleet) ChildPath(path string, i int) string {
 }
 
 func (f *Fleet) startAPIServers(opts Options) error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
 	for _, s := range f.servers {
 		s.env = &envtest.Environment{
 			CRDDirectoryPaths:        []string{opts.Assets.CRDDir},
@@ -291,22 +288,34 @@ func (f *Fleet) startAPIServers(opts Options) error {
 		}
 		s.env.ControlPlane.GetAPIServer().Path = opts.Assets.KubeAPIServer
 		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: opts.Assets.Etcd}
-		wg.Go(func() {
-			if err := s.start(f.scheme); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("cluster %q: %w", s.spec.Name, err))
-				mu.Unlock()
-			}
-		})
 	}
-	wg.Wait()
+	err := concurrently(f.serverList(), func(s *server) error {
+		if err := s.start(f.scheme); err != nil {
+			return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+		}
+		return nil
+	})
 	for _, m := range f.Members {
 		if s := m.server; s != nil {
 			m.Env, m.Config, m.Client = s.env, s.config, s.client
 		}
 	}
+	return err
+}
+
+// concurrently runs fn on every item at once and joins their errors.
+func concurrently[T any](items []T, fn func(T) error) error {
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, item := range items {
+		wg.Go(func() { errs[i] = fn(item) })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// serverList is the fleet's apiservers, in no particular order.
+func (f *Fleet) serverList() []*server { return slices.Collect(maps.Values(f.servers)) }
 
 func (s *server) start(scheme *runtime.Scheme) error {
 	cfg, err := s.env.Start()
@@ -332,11 +341,7 @@ func (s *server) start(scheme *runtime.Scheme) error {
 // Stop stops every apiserver and etcd, which removes their data, and
 // removes the files the sandbox wrote.
 func (f *Fleet) Stop() error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
+	var errs []error
 	for _, s := range f.servers {
 		for _, c := range s.controllers {
 			if err := c.stop(); err != nil {
@@ -350,19 +355,15 @@ func (f *Fleet) Stop() error {
 	if err := f.git.stop(); err != nil {
 		errs = append(errs, fmt.Errorf("failed to stop the git server: %w", err))
 	}
-	for _, s := range f.servers {
+	errs = append(errs, concurrently(f.serverList(), func(s *server) error {
 		if s.env == nil || s.config == nil {
-			continue
+			return nil
 		}
-		wg.Go(func() {
-			if err := s.env.Stop(); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("failed to stop cluster %q: %w", s.spec.Name, err))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+		if err := s.env.Stop(); err != nil {
+			return fmt.Errorf("failed to stop cluster %q: %w", s.spec.Name, err)
+		}
+		return nil
+	}))
 	for _, p := range f.files {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
@@ -508,51 +509,27 @@ func (f *Fleet) warmCaches(ctx context.Context) error {
 		}
 		return out
 	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, s := range f.servers {
-		for _, l := range lists() {
-			wg.Go(func() {
-				if err := s.client.List(ctx, l, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}); err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("cluster %q: failed to warm the watch cache: %w", s.spec.Name, err))
-					mu.Unlock()
-				}
-			})
-		}
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return concurrently(f.serverList(), func(s *server) error {
+		return concurrently(lists(), func(l client.ObjectList) error {
+			if err := s.client.List(ctx, l, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}); err != nil {
+				return fmt.Errorf("cluster %q: failed to warm the watch cache: %w", s.spec.Name, err)
+			}
+			return nil
+		})
+	})
 }
 
 // startAllControllers starts the Flux controllers of every server that asks
 // for them, then waits until each of its Flux objects has been reconciled
 // once, so that "ready" means settled.
 func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, s := range f.servers {
+	return concurrently(f.serverList(), func(s *server) error {
 		if !s.spec.FluxControllers {
-			continue
+			return nil
 		}
-		wg.Go(func() {
-			err := f.startControllers(s, a)
-			if err == nil {
-				err = waitFluxSettled(ctx, s)
-			}
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+		if err := f.startControllers(s, a); err != nil {
+			return err
+		}
+		return waitFluxSettled(ctx, s)
+	})
 }

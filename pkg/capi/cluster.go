@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -163,7 +162,7 @@ func (c *Cluster) keepKubeconfigs(children []fleet.Child, secrets *corev1.Secret
 	c.kubeconfigs = map[string][]byte{}
 	for i := range secrets.Items {
 		s := &secrets.Items[i]
-		if key := s.Namespace + "/" + s.Name; want[key] && strings.HasSuffix(s.Name, "-kubeconfig") {
+		if key := s.Namespace + "/" + s.Name; want[key] {
 			c.kubeconfigs[key] = s.Data[KubeconfigKey]
 		}
 	}
@@ -187,12 +186,11 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, err
 	data, ok := c.kubeconfigReadAhead(child.Namespace, child.KubeconfigSecret)
 	if !ok {
 		var err error
-		src, data, err = c.ReadKubeconfig(ctx, child.Namespace, child.KubeconfigSecret)
-		if errors.Is(err, ErrSecretNotFound) {
-			src = kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
+		_, data, err = c.ReadKubeconfig(ctx, child.Namespace, child.KubeconfigSecret)
+		switch {
+		case errors.Is(err, ErrSecretNotFound):
 			return nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
-		}
-		if err != nil {
+		case err != nil:
 			return nil, err
 		}
 	}

@@ -65,13 +65,19 @@ func wantTeamA() fleet.Child {
 	}
 }
 
-func testCluster(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *Cluster {
+// testScheme knows the core and CAPI types.
+func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(s), AddToScheme(s)); err != nil {
 		t.Fatal(err)
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(objs...).WithInterceptorFuncs(funcs).Build()
+	return s
+}
+
+func testCluster(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *Cluster {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).WithStatusSubresource(objs...).WithInterceptorFuncs(funcs).Build()
 	return NewCluster(&Connector{Policy: kubeconfig.Policy{}}, kube.NewConnForClient(c, "https://parent.example"))
 }
 
@@ -188,11 +194,7 @@ func (s *secretCalls) funcs() interceptor.Funcs {
 func parentWith(t *testing.T, calls *secretCalls, objs ...client.Object) *Cluster {
 	t.Helper()
 	c := testCluster(t, calls.funcs(), objs...)
-	s := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(s), AddToScheme(s)); err != nil {
-		t.Fatal(err)
-	}
-	c.connector.Kube = kube.NewConnector(s, append(kube.CoreAPIs(), APIs()...), kube.Options{})
+	c.connector.Kube = kube.NewConnector(testScheme(t), append(kube.CoreAPIs(), APIs()...), kube.Options{})
 	return c
 }
 

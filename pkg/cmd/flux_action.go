@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -258,10 +257,7 @@ func (o *FluxActionOptions) progress() func(done, total int) {
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	var mu sync.Mutex
 	return func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
 		if done == 0 {
 			fmt.Fprintf(f, "\r%s 0/%d …", o.verb.present, total)
 			return

@@ -294,7 +294,7 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 
 	r := w.read(ctx, node, connect, ancestors, sel.descends(), connected)
 	w.opts.Progress.Read.Add(1)
-	if !r.ok {
+	if node.Error != "" {
 		w.opts.Progress.Failed.Add(1)
 		for _, p := range sel.paths {
 			if !p.done() {
@@ -382,12 +382,12 @@ func (w *walker[C]) childSelections(parent string, children []Child, segs []Segm
 	return out
 }
 
-// reading is what the walk read of one cluster.
+// reading is what the walk read of one cluster; nothing when the node
+// carries an error.
 type reading[C any] struct {
 	conn     C
 	identity string
 	children []Child
-	ok       bool
 }
 
 // read talks to one cluster under one concurrency slot and one timeout:
@@ -466,7 +466,7 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 			node.ProbeErrors[p.Name()] = probeErrs[i].Error()
 		}
 	}
-	return reading[C]{conn: conn, identity: identity, children: children, ok: true}
+	return reading[C]{conn: conn, identity: identity, children: children}
 }
 
 func (w *walker[C]) fail(err error) {

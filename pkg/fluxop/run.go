@@ -25,7 +25,8 @@ type Config struct {
 	// Confirm is asked before a plan is executed (not for a dry run); its
 	// error stops the run with nothing done.
 	Confirm func(*Plan) error
-	// Progress, when set, is told how many targets are done of how many.
+	// Progress, when set, is told how many targets are done of how many,
+	// one call at a time.
 	Progress func(done, total int)
 	Executor Executor
 	// Now is the clock of the report's duration, which counts from Started

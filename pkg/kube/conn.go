@@ -71,13 +71,10 @@ func NewConnector(scheme *runtime.Scheme, apis []API, opts Options) *Connector {
 		if a.Namespaced {
 			scope = apimeta.RESTScopeNamespace
 		}
-		mapper.AddSpecific(a.GVK, a.GVR(), a.GVK.GroupVersion().WithResource(a.Resource), scope)
+		mapper.AddSpecific(a.GVK, a.GVR(), a.GVK.GroupVersion().WithResource(strings.ToLower(a.GVK.Kind)), scope)
 	}
 	return &Connector{scheme: scheme, codecs: serializer.NewCodecFactory(scheme), mapper: mapper, opts: opts}
 }
-
-// Scheme is the scheme every connection decodes with.
-func (c *Connector) Scheme() *runtime.Scheme { return c.scheme }
 
 // Connect returns a connection to the cluster cfg reaches, with a transport
 // of its own. It makes no request: the connection is set up by the first
@@ -96,9 +93,8 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	// every config of the same TLS settings: each cluster gets its own
 	// connection, and closing it closes nothing else. The proxy is the one
 	// client-go would use: the environment's.
-	orig := rest.CopyConfig(cfg)
 	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	conn := &Conn{cfg: orig, unserved: map[schema.GroupVersionKind]bool{}}
+	conn := &Conn{cfg: cfg, unserved: map[schema.GroupVersionKind]bool{}}
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		conn.base = rt
@@ -125,7 +121,7 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to build a REST client for %s: %w", RedactURL(cfg.Host), err)
 	}
-	conn.http, conn.client, conn.rest = httpClient, cl, rc
+	conn.client, conn.rest = cl, rc
 	return conn, nil
 }
 
@@ -137,10 +133,8 @@ type Connected interface {
 
 // Conn is a connection to one cluster.
 type Conn struct {
-	// cfg is the configuration as given, without the transport hooks
-	// Connect adds.
-	cfg    *rest.Config
-	http   *http.Client
+	cfg *rest.Config
+	// base is the connection's own transport, below client-go's wrappers.
 	base   http.RoundTripper
 	client client.Client
 	rest   *rest.RESTClient
@@ -161,10 +155,6 @@ func (c *Conn) Host() string { return c.cfg.Host }
 // Client is the controller-runtime client of the connection; it knows the
 // kinds of the Connector's APIs and no others.
 func (c *Conn) Client() client.Client { return c.client }
-
-// RESTConfig returns a copy of the connection's configuration: what a
-// kubeconfig for the same cluster and credentials holds.
-func (c *Conn) RESTConfig() *rest.Config { return rest.CopyConfig(c.cfg) }
 
 // Close closes the connection's idle network connections. The Conn stays
 // usable: a later request connects again.
