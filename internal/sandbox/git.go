@@ -84,7 +84,10 @@ func (f *Fleet) startGit(repos []string, fixtures string) error {
 	}
 	handler := &cgi.Handler{
 		Path: gitPath, Args: []string{"http-backend"}, Dir: f.git.root,
-		Env: []string{"GIT_PROJECT_ROOT=" + f.git.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
+		// Pushes are served too, as a git host serves them: tests push
+		// what kubectl fleet committed in their clones.
+		Env: []string{"GIT_PROJECT_ROOT=" + f.git.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true"},
 	}
 	f.git.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = f.git.srv.Serve(l) }()
@@ -102,6 +105,10 @@ func (f *Fleet) Commit(repo string, files map[string]string, message string) (st
 		return "", errors.New("the spec has no git repositories")
 	}
 	work := filepath.Join(f.git.work, repo)
+	// Others may have pushed to the server since.
+	if _, err := git(work, "pull", "-q", "--rebase", "origin", "main"); err != nil {
+		return "", err
+	}
 	for p, content := range files {
 		full := filepath.Join(work, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {

@@ -17,6 +17,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -42,6 +45,9 @@ func (f *Fleet) populate(ctx context.Context) error {
 const populateWorkers = 16
 
 func (f *Fleet) populateServer(ctx context.Context, s *server) error {
+	if err := labelFluxCRDs(ctx, s.client, s.spec.FluxVersion); err != nil {
+		return err
+	}
 	for i := range s.spec.Flux {
 		if err := f.createFlux(ctx, s, &s.spec.Flux[i]); err != nil {
 			return err
@@ -170,6 +176,53 @@ func condition(typ string, ok bool, reason, message string, generation int64) me
 	}
 }
 
+// labelFluxCRDs labels the Flux CRDs as flux install does, with the
+// version of the distribution.
+func labelFluxCRDs(ctx context.Context, c client.Client, version string) error {
+	for _, name := range []string{"kustomizations.kustomize.toolkit.fluxcd.io", "gitrepositories.source.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"} {
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		crd.SetName(name)
+		patch := fmt.Sprintf(`{"metadata":{"labels":{"app.kubernetes.io/part-of":"flux","app.kubernetes.io/version":%q}}}`, version)
+		if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			return fmt.Errorf("failed to label CRD %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// suspendAnnotations are the spec's suspend annotations.
+func suspendAnnotations(s *FluxSpec) map[string]string {
+	out := map[string]string{}
+	if s.SuspendedBy != "" {
+		out[flux.SuspendedByAnnotation] = s.SuspendedBy
+	}
+	if s.SuspendReason != "" {
+		out[flux.SuspendReasonAnnotation] = s.SuspendReason
+	}
+	if s.SuspendedAt != "" {
+		t, _ := suspendedAt(s.SuspendedAt, time.Now())
+		out[flux.SuspendedAtAnnotation] = t.UTC().Format(time.RFC3339)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// stall leaves obj's status one generation behind: its spec changes after
+// the status was written.
+func stall(ctx context.Context, c client.Client, obj client.Object, change func()) error {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return err
+	}
+	change()
+	if err := c.Update(ctx, obj); err != nil {
+		return fmt.Errorf("failed to stall %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
 func readyCondition(s *FluxSpec, generation int64) metav1.Condition {
 	reason, msg := fluxmeta.SucceededReason, s.Message
 	if !*s.Ready {
@@ -181,7 +234,11 @@ func readyCondition(s *FluxSpec, generation int64) metav1.Condition {
 	if msg == "" {
 		msg = "Applied revision: " + s.Revision
 	}
-	return condition(fluxmeta.ReadyCondition, *s.Ready, reason, msg, generation)
+	c := condition(fluxmeta.ReadyCondition, *s.Ready, reason, msg, generation)
+	if s.StalledFor != nil {
+		c.LastTransitionTime = metav1.NewTime(time.Now().Add(-s.StalledFor.Duration).Truncate(time.Second))
+	}
+	return c
 }
 
 func parseRef(ref, defaultKind, defaultName string) (kind, namespace, name string) {
@@ -217,7 +274,18 @@ func artifact(s *FluxSpec) *fluxmeta.Artifact {
 // status is the controllers' to write.
 func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error {
 	c, controlled := srv.client, srv.spec.FluxControllers
-	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}
+	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Annotations: suspendAnnotations(s)}
+	if s.DeclaredBy != "" {
+		owner, err := flux.ParseDeclaredBy(s.DeclaredBy)
+		if err != nil {
+			return err
+		}
+		meta.Labels = flux.OwnerLabels(owner)
+	}
+	attempted := s.Revision
+	if s.AttemptedRevision != "" {
+		attempted = s.AttemptedRevision
+	}
 	interval := metav1.Duration{Duration: 10 * time.Minute}
 	status := func(set func()) func() {
 		if controlled {
@@ -239,11 +307,14 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 		for _, d := range s.DependsOn {
 			obj.Spec.DependsOn = append(obj.Spec.DependsOn, fluxmeta.DependencyReference{Name: d})
 		}
-		return create(ctx, c, obj, status(func() {
+		if err := create(ctx, c, obj, status(func() {
 			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
-			obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = s.Revision, s.Revision
+			obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = s.Revision, attempted
 			obj.Status.ObservedGeneration = obj.Generation
-		}))
+		})); err != nil || s.StalledFor == nil {
+			return err
+		}
+		return stall(ctx, c, obj, func() { obj.Spec.Interval.Duration++ })
 	case helmv2.HelmReleaseKind:
 		kind, ns, name := parseRef(s.SourceRef, sourcev1.HelmRepositoryKind, s.Name)
 		obj := &helmv2.HelmRelease{ObjectMeta: meta, Spec: helmv2.HelmReleaseSpec{
@@ -252,11 +323,28 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 				Chart: s.Name, SourceRef: helmv2.CrossNamespaceObjectReference{Kind: kind, Namespace: ns, Name: name},
 			}},
 		}}
-		return create(ctx, c, obj, func() {
+		chart, err := createHelmChart(ctx, c, s)
+		if err != nil {
+			return err
+		}
+		if err := create(ctx, c, obj, func() {
 			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
-			obj.Status.LastAttemptedRevision = s.Revision
+			if s.Drifted {
+				obj.Status.Conditions = append(obj.Status.Conditions, condition("Drifted", true, "DriftDetected", "Deployment/default/"+s.Name+" changed outside Helm", obj.Generation))
+			}
+			obj.Status.LastAttemptedRevision, obj.Status.HelmChart = attempted, chart
+			if s.Revision != "" {
+				obj.Status.History = helmv2.Snapshots{{
+					Name: s.Name, Namespace: s.Namespace, Version: 1, ChartName: s.Name, ChartVersion: s.Revision, AppVersion: s.Revision,
+					ConfigDigest: "sha256:" + strings.Repeat("0", 64), Digest: "sha256:" + strings.Repeat("1", 64),
+					FirstDeployed: metav1.NewTime(time.Unix(1700000000, 0).UTC()), LastDeployed: metav1.NewTime(time.Unix(1700000000, 0).UTC()), Status: "deployed",
+				}}
+			}
 			obj.Status.ObservedGeneration = obj.Generation
-		})
+		}); err != nil || s.StalledFor == nil {
+			return err
+		}
+		return stall(ctx, c, obj, func() { obj.Spec.Interval.Duration++ })
 	case sourcev1.GitRepositoryKind:
 		url := "https://git.fleet.example/" + s.Name
 		if s.Repo != "" {
@@ -288,6 +376,26 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 		})
 	}
 	return fmt.Errorf("unknown flux kind %q", s.Kind)
+}
+
+// createHelmChart makes the HelmChart a HelmRelease with sourceRevision
+// applies, as helm-controller would, named NAMESPACE-NAME; it returns
+// status.helmChart, "" when the spec has no sourceRevision.
+func createHelmChart(ctx context.Context, c client.Client, s *FluxSpec) (string, error) {
+	if s.SourceRevision == "" {
+		return "", nil
+	}
+	kind, _, name := parseRef(s.SourceRef, sourcev1.HelmRepositoryKind, s.Name)
+	chart := &sourcev1.HelmChart{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Namespace + "-" + s.Name}, Spec: sourcev1.HelmChartSpec{
+		Chart: s.Name, Version: "*", Interval: metav1.Duration{Duration: 10 * time.Minute},
+		SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: kind, Name: name},
+	}}
+	src := &FluxSpec{Name: chart.Name, Revision: s.SourceRevision, Ready: new(true)}
+	err := create(ctx, c, chart, func() {
+		chart.Status.Conditions = []metav1.Condition{readyCondition(src, chart.Generation)}
+		chart.Status.Artifact, chart.Status.ObservedGeneration = artifact(src), chart.Generation
+	})
+	return chart.Namespace + "/" + chart.Name, err
 }
 
 func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
@@ -322,6 +430,14 @@ func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
 		obj.Status.Conditions = []metav1.Condition{condition(clusterv1.AvailableCondition, *s.Available, reason, "", obj.Generation)}
 		if r := s.ControlPlane; r != nil {
 			obj.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: &r.Desired, Replicas: &r.Desired, ReadyReplicas: &r.Ready, AvailableReplicas: &r.Ready, UpToDateReplicas: &r.Desired}
+		}
+		if len(s.ControlPlaneVersions) > 0 {
+			if obj.Status.ControlPlane == nil {
+				obj.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{}
+			}
+			for _, v := range s.ControlPlaneVersions {
+				obj.Status.ControlPlane.Versions = append(obj.Status.ControlPlane.Versions, clusterv1.StatusVersion{Version: v, Replicas: 1})
+			}
 		}
 		if r := s.Workers; r != nil {
 			obj.Status.Workers = &clusterv1.WorkersStatus{DesiredReplicas: &r.Desired, Replicas: &r.Desired, ReadyReplicas: &r.Ready, AvailableReplicas: &r.Ready, UpToDateReplicas: &r.Desired}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -34,6 +35,9 @@ const (
 
 // DefaultVersion is the Kubernetes version clusters declare unless the spec says otherwise.
 const DefaultVersion = "v1.36.3"
+
+// DefaultFluxVersion labels the Flux CRDs unless the spec says otherwise.
+const DefaultFluxVersion = "v2.9.4"
 
 // Spec describes a fleet: its root cluster and, recursively, the clusters below.
 type Spec struct {
@@ -82,6 +86,12 @@ type ClusterSpec struct {
 	// Latency makes the cluster's kubeconfig reach it through a loopback
 	// TCP proxy that adds this much to every round trip.
 	Latency *metav1.Duration `json:"latency,omitempty"`
+	// ControlPlaneVersions are reported in status.controlPlane.versions,
+	// one machine each: several make an upgrade in progress.
+	ControlPlaneVersions []string `json:"controlPlaneVersions,omitempty"`
+	// FluxVersion is the app.kubernetes.io/version label of the Flux CRDs
+	// on the cluster's apiserver (default DefaultFluxVersion).
+	FluxVersion string `json:"fluxVersion,omitempty"`
 
 	// origin identifies the entry of the spec file a cluster comes from,
 	// and copy which of its Count clusters it is (0 without Count): the
@@ -120,6 +130,28 @@ type FluxSpec struct {
 	Path string `json:"path,omitempty"`
 	// DependsOn are Kustomizations (in the same namespace) this one waits for.
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// DeclaredBy is KIND/NAMESPACE/NAME of the Flux object that applied
+	// this one, written as Flux's ownership labels.
+	DeclaredBy string `json:"declaredBy,omitempty"`
+
+	// SourceRevision, on a Kustomization or HelmRelease, is the artifact
+	// revision of its source: the sourceRef's object for a Kustomization
+	// (created when the spec has none), a HelmChart for a HelmRelease.
+	SourceRevision string `json:"sourceRevision,omitempty"`
+	// AttemptedRevision is lastAttemptedRevision, where it differs from
+	// Revision: a newer revision that did not apply.
+	AttemptedRevision string `json:"attemptedRevision,omitempty"`
+	// Drifted sets a HelmRelease's Drifted condition.
+	Drifted bool `json:"drifted,omitempty"`
+	// StalledFor leaves observedGeneration one behind generation, the
+	// Ready condition unchanged since that long before the fleet started.
+	StalledFor *metav1.Duration `json:"stalledFor,omitempty"`
+	// SuspendedBy, SuspendReason and SuspendedAt are kubectl fleet's
+	// suspend annotations. SuspendedAt is an RFC 3339 time, or a duration
+	// before the fleet started (e.g. 100h).
+	SuspendedBy   string `json:"suspendedBy,omitempty"`
+	SuspendReason string `json:"suspendReason,omitempty"`
+	SuspendedAt   string `json:"suspendedAt,omitempty"`
 }
 
 // LoadSpec reads and checks a spec file.
@@ -283,6 +315,20 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if n := len(strings.Split(f.SourceRef, "/")); f.SourceRef != "" && n != 2 && n != 3 {
 			errs = append(errs, fmt.Errorf("%s: flux[%d]: sourceRef %q is not KIND/NAME or KIND/NAMESPACE/NAME", where, i, f.SourceRef))
 		}
+		if f.DeclaredBy != "" {
+			if _, err := flux.ParseDeclaredBy(f.DeclaredBy); err != nil {
+				errs = append(errs, fmt.Errorf("%s: flux[%d]: declaredBy %w", where, i, err))
+			}
+		}
+		if err := checkDrift(f, c.FluxControllers); err != nil {
+			errs = append(errs, fmt.Errorf("%s: flux[%d]: %w", where, i, err))
+		}
+	}
+	if c.FluxVersion == "" {
+		c.FluxVersion = DefaultFluxVersion
+	}
+	if err := addSources(c); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", where, err))
 	}
 	seen := map[string]bool{}
 	for i := range c.Clusters {
@@ -319,4 +365,66 @@ func (s *Spec) Repos() []string {
 	walk(&s.ClusterSpec)
 	slices.Sort(out)
 	return out
+}
+
+// checkDrift checks the keys that make drift.
+func checkDrift(f *FluxSpec, controlled bool) error {
+	applier := f.Kind == "Kustomization" || f.Kind == "HelmRelease"
+	switch {
+	case (f.SourceRevision != "" || f.AttemptedRevision != "") && !applier:
+		return errors.New("sourceRevision and attemptedRevision are for a Kustomization or a HelmRelease")
+	case f.Drifted && f.Kind != "HelmRelease":
+		return errors.New("drifted is for a HelmRelease")
+	case controlled && f.Kind == "Kustomization" && (f.SourceRevision != "" || f.AttemptedRevision != "" || f.StalledFor != nil):
+		return errors.New("a Kustomization reconciled by real controllers has the status they write: no sourceRevision, attemptedRevision or stalledFor")
+	case f.StalledFor != nil && f.StalledFor.Duration <= 0:
+		return fmt.Errorf("stalledFor %s must be positive", f.StalledFor.Duration)
+	}
+	if f.SuspendedAt != "" {
+		if _, err := suspendedAt(f.SuspendedAt, time.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// suspendedAt reads suspendedAt: a time, or a duration before now.
+func suspendedAt(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("suspendedAt %q is neither an RFC 3339 time nor a duration", s)
+	}
+	return now.Add(-d), nil
+}
+
+// addSources gives the source of every Kustomization with sourceRevision
+// that revision: on the spec's object, or on one added for it.
+func addSources(c *ClusterSpec) error {
+	for i := range c.Flux {
+		f := c.Flux[i]
+		if f.Kind != "Kustomization" || f.SourceRevision == "" {
+			continue
+		}
+		kind, ns, name := parseRef(f.SourceRef, "GitRepository", "flux-system")
+		if ns == "" {
+			ns = f.Namespace
+		}
+		found := false
+		for j := range c.Flux {
+			src := &c.Flux[j]
+			if src.Kind == kind && src.Namespace == ns && src.Name == name {
+				if src.Revision != "" && src.Revision != f.SourceRevision {
+					return fmt.Errorf("%s %s/%s has revision %s, and Kustomization %s says its sourceRevision is %s", kind, ns, name, src.Revision, f.Name, f.SourceRevision)
+				}
+				src.Revision, found = f.SourceRevision, true
+			}
+		}
+		if !found {
+			c.Flux = append(c.Flux, FluxSpec{Kind: kind, Namespace: ns, Name: name, Ready: new(true), Revision: f.SourceRevision})
+		}
+	}
+	return nil
 }

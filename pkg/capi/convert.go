@@ -24,8 +24,8 @@ func Provider(kind string) string {
 	return k
 }
 
-func replicas(desired, ready, available *int32) *fleet.Replicas {
-	if desired == nil && ready == nil && available == nil {
+func replicas(desired, ready, available *int32, versions []clusterv1.StatusVersion) *fleet.Replicas {
+	if desired == nil && ready == nil && available == nil && len(versions) == 0 {
 		return nil
 	}
 	v := func(p *int32) int32 {
@@ -34,7 +34,11 @@ func replicas(desired, ready, available *int32) *fleet.Replicas {
 		}
 		return *p
 	}
-	return &fleet.Replicas{Desired: v(desired), Ready: v(ready), Available: v(available)}
+	r := &fleet.Replicas{Desired: v(desired), Ready: v(ready), Available: v(available)}
+	for _, sv := range versions {
+		r.Versions = append(r.Versions, fleet.VersionCount{Version: sv.Version, Replicas: sv.Replicas})
+	}
+	return r
 }
 
 func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
@@ -52,10 +56,10 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 		ch.Available = string(cond.Status)
 	}
 	if cp := c.Status.ControlPlane; cp != nil {
-		ch.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas)
+		ch.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas, cp.Versions)
 	}
 	if w := c.Status.Workers; w != nil {
-		ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas)
+		ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, w.Versions)
 	}
 	return ch
 }
@@ -80,11 +84,21 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 			ch.Available = string(cond.Status)
 		}
 		if cp := v.ControlPlane; cp != nil {
-			ch.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas)
+			ch.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas, fromV1beta1(cp.Versions))
 		}
 		if w := v.Workers; w != nil {
-			ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas)
+			ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, fromV1beta1(w.Versions))
 		}
 	}
 	return ch
+}
+
+// fromV1beta1 converts versions as a v1beta1 Cluster reports them: the same
+// fields as v1beta2's.
+func fromV1beta1(in []clusterv1beta1.StatusVersion) []clusterv1.StatusVersion {
+	out := make([]clusterv1.StatusVersion, 0, len(in))
+	for _, v := range in {
+		out = append(out, clusterv1.StatusVersion(v))
+	}
+	return out
 }

@@ -83,16 +83,16 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*capi.Cluster, stri
 }
 
 // walk walks the fleet from the root of the operator's kubeconfig with the
-// Flux probe, showing progress on a terminal, and turns an unreadable root
+// Flux probe and then more, showing progress on a terminal, and turns an unreadable root
 // into a failure of the whole command: nothing below it can be known.
-func (o *RootOptions) walk(ctx context.Context, opts fleet.Options) (*fleet.Result[*capi.Cluster], error) {
+func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*capi.Cluster]) (*fleet.Result[*capi.Cluster], error) {
 	root, name, err := o.rootCluster(o.policy())
 	if err != nil {
 		return nil, err
 	}
 	opts.Progress = &fleet.Progress{}
 	stop := o.showProgress(opts.Progress)
-	res, err := fleet.Walk(ctx, root, name, opts, flux.Probe[*capi.Cluster]())
+	res, err := fleet.Walk(ctx, root, name, opts, append([]fleet.Probe[*capi.Cluster]{flux.Probe[*capi.Cluster]()}, more...)...)
 	stop()
 	if err != nil {
 		return nil, err

@@ -18,13 +18,19 @@ const (
 	ExitPartial = 3
 )
 
-// ExitError is an error that ends the command with a given exit code.
+// ExitError is an error that ends the command with a given exit code. With
+// no Err it only sets the code: the output has said everything.
 type ExitError struct {
 	Code int
 	Err  error
 }
 
-func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
@@ -33,9 +39,12 @@ func exitCode(errOut io.Writer, err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(errOut, "error: %v\n", err)
 	var exit *ExitError
-	if errors.As(err, &exit) {
+	if errors.As(err, &exit) && exit.Err == nil {
+		return exit.Code
+	}
+	fmt.Fprintf(errOut, "error: %v\n", err)
+	if exit != nil {
 		return exit.Code
 	}
 	return ExitFailure

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -34,6 +36,8 @@ const (
 	flagReason         = "reason"
 	flagActor          = "actor"
 	flagClusterTimeout = "cluster-timeout"
+	flagGit            = "git"
+	flagBranch         = "branch"
 )
 
 // pollInterval is how often --wait reads an object back.
@@ -65,8 +69,14 @@ type FluxActionOptions struct {
 	WithSource    bool
 	Reason        string
 	Actor         string
+	// Git, Branch and Force make suspend and resume a commit to a
+	// checkout of the fleet repository instead of a change to clusters.
+	Git    string
+	Branch string
+	Force  bool
 
 	verb      fluxVerb
+	command   string
 	paths     [][]fleet.Segment
 	selection fluxop.Selection
 	now       func() time.Time
@@ -114,11 +124,18 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 		f.BoolVar(&o.Wait, flagWait, false, "Wait for each object to be reconciled and Ready")
 		f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait or --with-source: how long to wait for each object")
 	case fluxop.Suspend:
-		f.StringVar(&o.Reason, flagReason, "", "Why, recorded in the kubectl-fleet/suspend-reason annotation")
+		f.StringVar(&o.Reason, flagReason, "", "Why, recorded in the kubectl-fleet/suspend-reason annotation (with --git: in the commit message)")
 		f.StringVar(&o.Actor, flagActor, "", "Who, recorded in the kubectl-fleet/suspended-by annotation (default: the user of your kubeconfig context)")
 	case fluxop.Resume:
 		f.BoolVar(&o.Wait, flagWait, false, "Wait for each resumed object to be reconciled and Ready")
 		f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait: how long to wait for each object")
+		f.StringVar(&o.Reason, flagReason, "", "With --git: why, recorded in the commit message")
+	}
+	if verb.name != fluxop.Reconcile {
+		f.StringVar(&o.Git, flagGit, "", "Change no cluster: edit spec.suspend in the manifests of this checkout of the fleet repository and commit (docs/git-write-path.md)")
+		f.StringVar(&o.Branch, flagBranch, "", "With --git: commit on this new branch, for a review")
+		f.BoolVar(&o.Force, flagForce, false, "With --git: also change manifests that clusters outside the selection apply")
+		_ = cmd.MarkFlagDirname(flagGit)
 	}
 	return cmd
 }
@@ -153,7 +170,31 @@ func (o *FluxActionOptions) Complete(c *cobra.Command, args []string) error {
 	if o.Actor == "" {
 		o.Actor = o.actor()
 	}
+	o.command = commandLine(c, args)
 	return nil
+}
+
+// commandLine is the command as typed, for a commit message: its flags but
+// those that only say how to reach the root cluster.
+func commandLine(c *cobra.Command, args []string) string {
+	quote := func(s string) string {
+		if s == "" || strings.ContainsAny(s, " \t'\"$`\\") {
+			return strconv.Quote(s)
+		}
+		return s
+	}
+	parts := []string{c.CommandPath()}
+	c.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "kubeconfig", "context", "cluster", "user", "token", "as", "as-group", "as-uid", "server":
+			return
+		}
+		parts = append(parts, "--"+f.Name+"="+quote(f.Value.String()))
+	})
+	for _, a := range args {
+		parts = append(parts, quote(a))
+	}
+	return strings.Join(parts, " ")
 }
 
 // Validate checks the flags, one message per conflict.
@@ -182,6 +223,16 @@ func (o *FluxActionOptions) Validate() error {
 	if o.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, o.Timeout))
 	}
+	if o.Git == "" {
+		for flag, set := range map[string]bool{flagBranch: o.Branch != "", flagForce: o.Force, flagReason: o.Reason != "" && o.verb.name == fluxop.Resume} {
+			if set {
+				errs = append(errs, fmt.Errorf("--%s needs --%s", flag, flagGit))
+			}
+		}
+	}
+	if o.Git != "" && o.Wait {
+		errs = append(errs, fmt.Errorf("--%s cannot be used with --%s: a commit reaches the clusters when it is pushed and reconciled", flagWait, flagGit))
+	}
 	return errors.Join(errs...)
 }
 
@@ -189,6 +240,9 @@ func (o *FluxActionOptions) Validate() error {
 // found: the walk's connections are kept for the writes (a dry run needs
 // none), and the report is printed.
 func (o *FluxActionOptions) Run(ctx context.Context) error {
+	if o.Git != "" {
+		return o.runGit(ctx)
+	}
 	started := o.now()
 	opts := o.Options(o.paths, -1)
 	opts.KeepConnections = !o.DryRun

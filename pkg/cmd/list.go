@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,6 +24,7 @@ const (
 type ListOptions struct {
 	*RootOptions
 	WalkFlags
+	ViewFlags
 
 	Selector string
 	Output   string
@@ -76,7 +78,8 @@ func NewCmdList(root *RootOptions) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	o.AddFlags(f)
+	o.WalkFlags.AddFlags(f)
+	o.ViewFlags.AddFlags(cmd)
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the CAPI Cluster objects (e.g. -l env=prod,tier!=edge)")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: wide, name, json or yaml")
 	completeValues(cmd, flagOutput, outputWide, outputName, outputJSON, outputYAML)
@@ -126,12 +129,16 @@ func (o *ListOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("invalid --%s %q: use wide, name, json or yaml", flagOutput, o.Output))
 	}
 	errs = append(errs, o.WalkFlags.Validate()...)
+	errs = append(errs, o.ViewFlags.Validate()...)
 	return errors.Join(errs...)
 }
 
 // Run walks the fleet and prints the rows.
 func (o *ListOptions) Run(ctx context.Context) error {
-	res, err := o.walk(ctx, o.Options(o.paths, -1))
+	if err := o.open(ctx); err != nil {
+		return err
+	}
+	res, err := o.walk(ctx, o.Options(o.paths, -1), o.probes()...)
 	if err != nil {
 		return err
 	}
@@ -141,6 +148,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			rows = append(rows, n)
 		}
 	}
+	o.annotate(res.Root, rows, time.Now())
 	switch o.Output {
 	case outputJSON:
 		err = render.JSON(o.Out, render.ListOf(rows))
@@ -153,7 +161,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			fmt.Fprintln(o.ErrOut, "No clusters found.")
 			return nil
 		}
-		err = render.Table(o.Out, rows, render.ListOptions{Color: o.useColor(o.Out), Wide: o.Output == outputWide})
+		err = render.Table(o.Out, rows, render.ListOptions{Color: o.useColor(o.Out), Wide: o.Output == outputWide, Drift: o.Drift, Git: o.Git != ""})
 	}
 	if err != nil {
 		return err

@@ -31,6 +31,9 @@ var (
 	// scaleFleet has counted clusters on shared apiservers behind latency
 	// proxies: the walk engine's fleet.
 	scaleFleet *sandbox.Fleet
+	// driftFleet has one of each kind of drift under aws, none under azure,
+	// and applies testdata/fleet-repo on azure's tenants.
+	driftFleet *sandbox.Fleet
 )
 
 func TestMain(m *testing.M) {
@@ -52,7 +55,7 @@ func runWithFleets(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet}
+	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet, "drift": &driftFleet}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -77,7 +80,7 @@ func runWithFleets(m *testing.M) (int, error) {
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
-		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet} {
+		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet} {
 			if f != nil {
 				if err := f.Stop(); err != nil {
 					fmt.Fprintf(os.Stderr, "warning: %v\n", err)
@@ -126,7 +129,7 @@ var (
 // scrub replaces what changes from run to run: the sandbox's loopback ports
 // and directories.
 func scrub(s string) []byte {
-	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet} {
+	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet} {
 		if f != nil {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}

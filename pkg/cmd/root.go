@@ -98,6 +98,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 	root.AddCommand(
 		NewCmdTree(o),
 		NewCmdList(o),
+		NewCmdDrift(o),
 		NewCmdGet(o),
 		NewCmdGetKubeconfig(o),
 		NewCmdReconcile(o),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -22,6 +23,7 @@ type TreeOptions struct {
 	*RootOptions
 
 	WalkFlags
+	ViewFlags
 
 	Path   string
 	Depth  int
@@ -88,7 +90,8 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	o.AddFlags(f)
+	o.WalkFlags.AddFlags(f)
+	o.ViewFlags.AddFlags(cmd)
 	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below PATH to walk; -1 for all")
 	f.StringVarP(&o.Output, flagOutput, "o", o.Output, "Output format: tree (default), json or yaml")
 	completeValues(cmd, flagOutput, "tree", outputJSON, outputYAML)
@@ -123,16 +126,20 @@ func (o *TreeOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("invalid --%s %d: use a number of levels, or -1 for all", flagDepth, o.Depth))
 	}
 	errs = append(errs, o.WalkFlags.Validate()...)
+	errs = append(errs, o.ViewFlags.Validate()...)
 	return errors.Join(errs...)
 }
 
 // Run walks the fleet and draws it.
 func (o *TreeOptions) Run(ctx context.Context) error {
+	if err := o.open(ctx); err != nil {
+		return err
+	}
 	var paths [][]fleet.Segment
 	if o.Path != "" {
 		paths = [][]fleet.Segment{o.segments}
 	}
-	res, err := o.walk(ctx, o.Options(paths, o.Depth))
+	res, err := o.walk(ctx, o.Options(paths, o.Depth), o.probes()...)
 	if err != nil {
 		return err
 	}
@@ -142,19 +149,20 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if o.Path != "" && len(o.Envs) == 0 {
 		node = res.Selected[0]
 	}
+	var nodes []*fleet.Node
+	node.Walk(func(n *fleet.Node) { nodes = append(nodes, n) })
+	o.annotate(res.Root, nodes, time.Now())
 	switch o.Output {
 	case outputJSON:
 		err = render.JSON(o.Out, node)
 	case outputYAML:
 		err = render.YAML(o.Out, node)
 	default:
-		err = render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out)})
+		err = render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out), Drift: o.Drift, Git: o.Git != ""})
 	}
 	if err != nil {
 		return err
 	}
-	var nodes []*fleet.Node
-	node.Walk(func(n *fleet.Node) { nodes = append(nodes, n) })
 	return partialOf(nodes)
 }
 

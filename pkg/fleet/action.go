@@ -20,13 +20,17 @@ const (
 	WouldResume      Outcome = "would resume"
 	WouldSkip        Outcome = "would skip"
 	WouldRefuse      Outcome = "would refuse"
+	// Committed: the change is in a commit of the checkout (--git); no
+	// cluster changed.
+	Committed   Outcome = "committed"
+	WouldCommit Outcome = "would commit"
 )
 
 // Changes reports whether the outcome is a change made (or a failure to
 // make one), as opposed to one planned, skipped or found already done.
 func (o Outcome) Changes() bool {
 	switch o {
-	case WouldReconcile, WouldSuspend, WouldResume, WouldSkip, WouldRefuse, Skipped, AlreadySuspended, NotSuspended:
+	case WouldReconcile, WouldSuspend, WouldResume, WouldSkip, WouldRefuse, WouldCommit, Skipped, AlreadySuspended, NotSuspended:
 		return false
 	}
 	return true
@@ -60,6 +64,22 @@ type ActionReport struct {
 	DryRun  bool           `json:"dryRun"`
 	Results []ActionResult `json:"results"`
 	Summary ActionSummary  `json:"summary"`
+	// Git is the commit a --git run made, or would make.
+	Git *GitCommit `json:"git,omitempty"`
+}
+
+// GitCommit is what a suspend or resume made in git committed.
+type GitCommit struct {
+	Dir    string `json:"dir"`
+	Commit string `json:"commit,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	// Files are the files changed, relative to Dir.
+	Files []string `json:"files"`
+	// Push is the command that publishes the commit.
+	Push    string `json:"push,omitempty"`
+	Message string `json:"message"`
+	// Diff is the unified diff of a dry run.
+	Diff string `json:"diff,omitempty"`
 }
 
 // ActionSummary counts the results.

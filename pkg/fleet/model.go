@@ -15,6 +15,9 @@ type Node struct {
 	Version string `json:"version"`
 	// LiveVersion is what the cluster's apiserver reports on /version.
 	LiveVersion string `json:"liveVersion,omitempty"`
+	// FluxVersion is the app.kubernetes.io/version label of the cluster's
+	// Flux CRDs: the Flux distribution installed. Read only by drift.
+	FluxVersion string `json:"fluxVersion,omitempty"`
 	// Phase is status.phase of the Cluster object.
 	Phase string `json:"phase"`
 	// Available is the status of the Cluster's Available condition:
@@ -41,6 +44,11 @@ type Node struct {
 	// KubeconfigSecret is the Secret, in Namespace on the parent, that holds
 	// the cluster's kubeconfig.
 	KubeconfigSecret string `json:"-"`
+	// Findings are the cluster's drift findings, when drift was asked for.
+	Findings []Finding `json:"findings,omitempty"`
+	// DeclaredIn is the file of a git checkout that declares the cluster's
+	// Cluster object, when a checkout was given (--git).
+	DeclaredIn string `json:"declaredIn,omitempty"`
 	// CycleOf is the path of the ancestor this cluster turned out to be ("" for
 	// the root); nil when the cluster is not a cycle. A cycle is shown, never
 	// followed.
@@ -54,6 +62,15 @@ type Replicas struct {
 	Desired   int32 `json:"desired"`
 	Ready     int32 `json:"ready"`
 	Available int32 `json:"available"`
+	// Versions are the Kubernetes versions the machines run, as CAPI
+	// v1beta2 aggregates them; more than one while an upgrade rolls.
+	Versions []VersionCount `json:"versions,omitempty"`
+}
+
+// VersionCount is how many machines run one Kubernetes version.
+type VersionCount struct {
+	Version  string `json:"version"`
+	Replicas int32  `json:"replicas"`
 }
 
 // Flux is the Flux status of one cluster.
@@ -70,6 +87,9 @@ type Flux struct {
 	Objects []FluxObject `json:"objects"`
 	// Error says which Flux lists could not be read.
 	Error string `json:"error,omitempty"`
+	// HelmCharts are the charts HelmReleases apply, read only by drift:
+	// their artifact revision is what a HelmRelease should be at.
+	HelmCharts []FluxObject `json:"helmCharts,omitempty"`
 }
 
 // Count is a ready/total pair.
@@ -95,6 +115,47 @@ type FluxObject struct {
 	KubeConfigSecret string `json:"kubeConfigSecret,omitempty"`
 	// Labels are the object's labels.
 	Labels map[string]string `json:"labels,omitempty"`
+
+	// What drift reads. AttemptedRevision is lastAttemptedRevision.
+	AttemptedRevision  string `json:"attemptedRevision,omitempty"`
+	Generation         int64  `json:"generation,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	// ReadyReason and ReadySince are the Ready condition's reason and
+	// lastTransitionTime (RFC 3339).
+	ReadyReason string `json:"readyReason,omitempty"`
+	ReadySince  string `json:"readySince,omitempty"`
+	// Drifted is helm-controller's Drifted condition, when it is True.
+	Drifted *Condition `json:"drifted,omitempty"`
+	// Suspension says who suspended the object, why and when, from the
+	// annotations kubectl fleet and flux-operator write.
+	Suspension *Suspension `json:"suspension,omitempty"`
+	// ArtifactSource is KIND/NAMESPACE/NAME of the source whose artifact
+	// the object applies: a Kustomization's sourceRef, a HelmRelease's
+	// HelmChart (status.helmChart) or chartRef.
+	ArtifactSource string `json:"artifactSource,omitempty"`
+	// ArtifactUpdated is a source's status.artifact.lastUpdateTime.
+	ArtifactUpdated string `json:"artifactUpdated,omitempty"`
+	// URL and Branch are a GitRepository's spec.url and spec.ref.branch.
+	URL    string `json:"url,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	// Path is a Kustomization's spec.path.
+	Path string `json:"path,omitempty"`
+}
+
+// Condition is one status condition, as drift reports it.
+type Condition struct {
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Since is lastTransitionTime, RFC 3339.
+	Since string `json:"since,omitempty"`
+}
+
+// Suspension is who suspended a Flux object, why and when (RFC 3339), as
+// far as the annotations on it say.
+type Suspension struct {
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	At     string `json:"at,omitempty"`
 }
 
 // IsReady reports whether the object's Ready condition is True.
@@ -112,4 +173,37 @@ func (n *Node) Walk(visit func(*Node)) {
 // the cluster itself, some of its Flux objects, or a probe's read.
 func (n *Node) Incomplete() bool {
 	return n.Error != "" || (n.Flux != nil && n.Flux.Error != "") || len(n.ProbeErrors) > 0
+}
+
+// DriftKind is one kind of drift finding: a fixed word scripts can rely on.
+type DriftKind string
+
+// Finding is one drift problem on one cluster: an object (or the cluster
+// itself) that is not where git or CAPI says it should be.
+type Finding struct {
+	// Cluster is the cluster's path; "" is the root.
+	Cluster string    `json:"cluster"`
+	Kind    DriftKind `json:"kind"`
+	// Object is the object the finding is about, empty for the cluster.
+	Object   *ObjectRef `json:"object,omitempty"`
+	Expected string     `json:"expected,omitempty"`
+	Actual   string     `json:"actual,omitempty"`
+	// Since is when the cluster recorded the state (RFC 3339), if it did.
+	Since   string `json:"since,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// ObjectRef names an object of a cluster.
+type ObjectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String is "Kind namespace/name".
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
 }

@@ -87,6 +87,10 @@ type Options struct {
 	// Depth limits how many levels below each selected cluster are walked;
 	// negative means no limit.
 	Depth int
+	// Everything walks every cluster of the fleet, whatever Paths and Envs
+	// select; Result.Selected is still their selection. A change made in
+	// git needs it: a manifest of one cluster may be applied to others.
+	Everything bool
 	// Concurrency bounds how many clusters are talked to at once.
 	Concurrency int
 	// Timeout bounds the time spent on one cluster: reading its kubeconfig
@@ -170,6 +174,9 @@ func Walk[C Cluster[C]](ctx context.Context, root C, rootName string, opts Optio
 	w := &walker[C]{opts: opts, probes: probes, sem: make(chan struct{}, opts.Concurrency), selected: map[*Node]bool{}, conns: map[*Node]C{}}
 	node := &Node{Name: rootName, Children: []*Node{}}
 	sel := selection{envs: opts.Envs, root: len(opts.Paths) == 0 && len(opts.Envs) == 0}
+	if opts.Everything {
+		sel.inside, sel.remaining = true, -1
+	}
 	for _, p := range opts.Paths {
 		sel.paths = append(sel.paths, pathRef{full: p})
 	}

@@ -59,14 +59,15 @@ func Kinds() []Kind {
 			Aliases: []string{"helmrepository", "helmrepo"}, Listed: true,
 			newList: func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, items: helmRepositories},
 		{Name: sourcev1.HelmChartKind, API: api(sourcev1.GroupVersion, sourcev1.HelmChartKind, "helmcharts"),
-			Aliases: []string{"helmchart"}},
+			Aliases: []string{"helmchart"},
+			newList: func() client.ObjectList { return &sourcev1.HelmChartList{} }, items: helmCharts},
 		{Name: sourcev1.BucketKind, API: api(sourcev1.GroupVersion, sourcev1.BucketKind, "buckets"),
 			Aliases: []string{"bucket"}},
 	}
 }
 
-// NewList returns an empty list of the kind; nil for a kind that is not
-// listed.
+// NewList returns an empty list of the kind; nil for a kind that cannot
+// be listed.
 func (k Kind) NewList() client.ObjectList {
 	if k.newList == nil {
 		return nil

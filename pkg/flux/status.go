@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
@@ -122,12 +126,37 @@ func mostCommon(counts map[string]int) string {
 	return best
 }
 
-func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, revision string) fleet.FluxObject {
-	o := fleet.FluxObject{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision, Labels: meta.Labels}
+// Annotations other tools write when they suspend an object:
+// flux-operator's names who did.
+const fluxOperatorSuspendedBy = "fluxcd.controlplane.io/suspendedBy"
+
+// driftedCondition is helm-controller's drift detection condition.
+const driftedCondition = "Drifted"
+
+func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, revision string, observed int64) fleet.FluxObject {
+	o := fleet.FluxObject{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision, Labels: meta.Labels,
+		Generation: meta.Generation, ObservedGeneration: observed}
 	if c := apimeta.FindStatusCondition(conds, fluxmeta.ReadyCondition); c != nil {
-		o.Ready, o.Message = string(c.Status), c.Message
+		o.Ready, o.Message, o.ReadyReason, o.ReadySince = string(c.Status), c.Message, c.Reason, timestamp(c.LastTransitionTime)
+	}
+	if c := apimeta.FindStatusCondition(conds, driftedCondition); c != nil && c.Status == metav1.ConditionTrue {
+		o.Drifted = &fleet.Condition{Reason: c.Reason, Message: c.Message, Since: timestamp(c.LastTransitionTime)}
+	}
+	a := meta.Annotations
+	if by := a[SuspendedByAnnotation] + a[SuspendReasonAnnotation] + a[SuspendedAtAnnotation] + a[fluxOperatorSuspendedBy]; by != "" {
+		o.Suspension = &fleet.Suspension{By: a[SuspendedByAnnotation], Reason: a[SuspendReasonAnnotation], At: a[SuspendedAtAnnotation]}
+		if o.Suspension.By == "" {
+			o.Suspension.By = a[fluxOperatorSuspendedBy]
+		}
 	}
 	return o
+}
+
+func timestamp(t metav1.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func kubeConfigSecret(ref *fluxmeta.KubeConfigReference) string {
@@ -144,13 +173,23 @@ func ref(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
+// fullRef is ref with the namespace defaulted to the referring object's.
+func fullRef(kind, namespace, name, defaultNamespace string) string {
+	if namespace == "" {
+		namespace = defaultNamespace
+	}
+	return kind + "/" + namespace + "/" + name
+}
+
 func kustomizations(l client.ObjectList) []fleet.FluxObject {
 	var out []fleet.FluxObject
 	for _, x := range l.(*kustomizev1.KustomizationList).Items {
-		o := object(x.Kind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.LastAppliedRevision)
-		o.Kind = kustomizev1.KustomizationKind
-		o.SourceRef = ref(x.Spec.SourceRef.Kind, x.Spec.SourceRef.Namespace, x.Spec.SourceRef.Name)
+		o := object(kustomizev1.KustomizationKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.LastAppliedRevision, x.Status.ObservedGeneration)
+		s := x.Spec.SourceRef
+		o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
+		o.ArtifactSource = fullRef(s.Kind, s.Namespace, s.Name, x.Namespace)
 		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
+		o.AttemptedRevision, o.Path = x.Status.LastAttemptedRevision, x.Spec.Path
 		out = append(out, o)
 	}
 	return out
@@ -163,31 +202,45 @@ func helmReleases(l client.ObjectList) []fleet.FluxObject {
 		if h := x.Status.History.Latest(); h != nil {
 			rev = h.ChartVersion
 		}
-		o := object(helmv2.HelmReleaseKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, rev)
+		o := object(helmv2.HelmReleaseKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, rev, x.Status.ObservedGeneration)
 		switch {
 		case x.Spec.ChartRef != nil:
-			o.SourceRef = ref(x.Spec.ChartRef.Kind, x.Spec.ChartRef.Namespace, x.Spec.ChartRef.Name)
+			c := x.Spec.ChartRef
+			o.SourceRef = ref(c.Kind, c.Namespace, c.Name)
+			o.ArtifactSource = fullRef(c.Kind, c.Namespace, c.Name, x.Namespace)
 		case x.Spec.Chart != nil:
 			s := x.Spec.Chart.Spec.SourceRef
 			o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
+			if ns, name, ok := strings.Cut(x.Status.HelmChart, "/"); ok {
+				o.ArtifactSource = fullRef(sourcev1.HelmChartKind, ns, name, x.Namespace)
+			}
 		}
 		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
+		o.AttemptedRevision = x.Status.LastAttemptedRevision
 		out = append(out, o)
 	}
 	return out
 }
 
-func artifactRevision(a *fluxmeta.Artifact) string {
+// source is a source object with its artifact.
+func source(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, a *fluxmeta.Artifact, observed int64) fleet.FluxObject {
 	if a == nil {
-		return ""
+		return object(kind, meta, conds, suspended, "", observed)
 	}
-	return a.Revision
+	o := object(kind, meta, conds, suspended, a.Revision, observed)
+	o.ArtifactUpdated = timestamp(a.LastUpdateTime)
+	return o
 }
 
 func gitRepositories(l client.ObjectList) []fleet.FluxObject {
 	var out []fleet.FluxObject
 	for _, x := range l.(*sourcev1.GitRepositoryList).Items {
-		out = append(out, object(sourcev1.GitRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, artifactRevision(x.Status.Artifact)))
+		o := source(sourcev1.GitRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
+		o.URL = x.Spec.URL
+		if r := x.Spec.Reference; r != nil {
+			o.Branch = r.Branch
+		}
+		out = append(out, o)
 	}
 	return out
 }
@@ -195,7 +248,7 @@ func gitRepositories(l client.ObjectList) []fleet.FluxObject {
 func ociRepositories(l client.ObjectList) []fleet.FluxObject {
 	var out []fleet.FluxObject
 	for _, x := range l.(*sourcev1.OCIRepositoryList).Items {
-		out = append(out, object(sourcev1.OCIRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, artifactRevision(x.Status.Artifact)))
+		out = append(out, source(sourcev1.OCIRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
 	}
 	return out
 }
@@ -203,7 +256,50 @@ func ociRepositories(l client.ObjectList) []fleet.FluxObject {
 func helmRepositories(l client.ObjectList) []fleet.FluxObject {
 	var out []fleet.FluxObject
 	for _, x := range l.(*sourcev1.HelmRepositoryList).Items {
-		out = append(out, object(sourcev1.HelmRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, artifactRevision(x.Status.Artifact)))
+		out = append(out, source(sourcev1.HelmRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
 	}
 	return out
+}
+
+func helmCharts(l client.ObjectList) []fleet.FluxObject {
+	var out []fleet.FluxObject
+	for _, x := range l.(*sourcev1.HelmChartList).Items {
+		out = append(out, source(sourcev1.HelmChartKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
+	}
+	return out
+}
+
+// HelmCharts lists the HelmCharts of every namespace through c: the
+// artifacts HelmReleases apply. A cluster that does not serve them has none.
+func HelmCharts(ctx context.Context, c *kube.Conn) ([]fleet.FluxObject, error) {
+	k, _ := KindNamed(sourcev1.HelmChartKind)
+	list := k.NewList()
+	if err := c.List(ctx, list); err != nil {
+		if errors.Is(err, kube.ErrNotServed) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list HelmCharts: %w", err)
+	}
+	return k.items(list), nil
+}
+
+// versionLabel is the label flux install puts on every Flux CRD: the
+// version of the Flux distribution.
+const versionLabel = "app.kubernetes.io/version"
+
+// Version is the Flux distribution installed on the cluster, from the
+// version label of its Kustomization CRD, read as metadata only: "" when
+// Flux is not installed or the CRD carries no label.
+func Version(ctx context.Context, c *kube.Conn) (string, error) {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	k, _ := KindNamed(kustomizev1.KustomizationKind)
+	err := c.Client().Get(ctx, client.ObjectKey{Name: k.API.Resource + "." + k.API.GVK.Group}, crd)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("get the Kustomization CRD: %w", err)
+	}
+	return crd.Labels[versionLabel], nil
 }

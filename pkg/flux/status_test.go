@@ -79,10 +79,14 @@ func TestStatusSumsUpEveryKind(t *testing.T) {
 		Objects: []fleet.FluxObject{
 			{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system", Ready: "True", Revision: "main@sha1:1111111"},
 			{Kind: "HelmRelease", Namespace: "flux-system", Name: "ingress", Ready: "True", Revision: "4.11.2", SourceRef: "HelmRepository/charts"},
-			{Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Ready: "False", Message: "path not found", Revision: "main@sha1:2222222", SourceRef: "GitRepository/flux-system"},
-			{Kind: "Kustomization", Namespace: "flux-system", Name: "flux-system", Ready: "True", Message: "Applied", Revision: "main@sha1:1111111", SourceRef: "GitRepository/flux-system"},
+			{Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Ready: "False", Message: "path not found", Revision: "main@sha1:2222222", SourceRef: "GitRepository/flux-system",
+				ArtifactSource: "GitRepository/flux-system/flux-system"},
+			{Kind: "Kustomization", Namespace: "flux-system", Name: "flux-system", Ready: "True", Message: "Applied", Revision: "main@sha1:1111111", SourceRef: "GitRepository/flux-system",
+				ArtifactSource: "GitRepository/flux-system/flux-system"},
+			// The source of an object in another namespace is in the
+			// namespace its sourceRef names.
 			{Kind: "Kustomization", Namespace: "tenants", Name: "team-a-addons", Ready: "True", Suspended: true, Revision: "main@sha1:2222222",
-				SourceRef: "GitRepository/flux-system/flux-system", KubeConfigSecret: "team-a-kubeconfig"},
+				SourceRef: "GitRepository/flux-system/flux-system", KubeConfigSecret: "team-a-kubeconfig", ArtifactSource: "GitRepository/flux-system/flux-system"},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

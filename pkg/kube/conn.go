@@ -37,11 +37,13 @@ type API struct {
 func (a API) GVR() schema.GroupVersionResource { return a.GVK.GroupVersion().WithResource(a.Resource) }
 
 // CoreAPIs are the built-in kinds the walk reads: the kube-system Namespace
-// (a cluster's identity) and Secrets (kubeconfigs).
+// (a cluster's identity), Secrets (kubeconfigs) and the metadata of
+// CustomResourceDefinitions (the labels that say which Flux is installed).
 func CoreAPIs() []API {
 	return []API{
 		{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Resource: "namespaces"},
 		{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Resource: "secrets", Namespaced: true},
+		{GVK: schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, Resource: "customresourcedefinitions"},
 	}
 }
 

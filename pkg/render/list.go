@@ -21,6 +21,10 @@ type ListOptions struct {
 	// Wide adds availability, replicas, suspended objects, revision and
 	// the declaring Flux object.
 	Wide bool
+	// Drift adds the count and kinds of each cluster's drift findings.
+	Drift bool
+	// Git adds the file of the checkout that declares each Cluster object.
+	Git bool
 }
 
 // DisplayPath is a path as tables print it: "/" for the root.
@@ -38,6 +42,12 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	if opts.Wide {
 		headers = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "SUSPENDED", "REVISION", "DECLARED BY", "ERROR"}
 	}
+	if opts.Git {
+		headers = append(headers[:len(headers)-1], "DECLARED IN", "ERROR")
+	}
+	if opts.Drift {
+		headers = append(headers[:len(headers)-1], "DRIFT", "ERROR")
+	}
 	rows := make([][]string, 0, len(nodes))
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
@@ -49,6 +59,8 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 		}
 		flux, fluxHealth := fluxCount(n)
 		cells["FLUX"], hs["FLUX"] = flux, fluxHealth
+		cells["DECLARED IN"] = dash(n.DeclaredIn)
+		cells["DRIFT"], hs["DRIFT"] = driftCell(n)
 		cells["SUSPENDED"] = "-"
 		if n.Flux != nil {
 			cells["SUSPENDED"] = fmt.Sprint(n.Flux.Suspended)
@@ -164,4 +176,20 @@ func plainOrBad(err string) int {
 		return bad
 	}
 	return plain
+}
+
+// driftCell is "0", or the count of findings and their kinds.
+func driftCell(n *fleet.Node) (string, int) {
+	if len(n.Findings) == 0 {
+		return "0", good
+	}
+	var kinds []string
+	seen := map[fleet.DriftKind]bool{}
+	for _, f := range n.Findings {
+		if !seen[f.Kind] {
+			seen[f.Kind] = true
+			kinds = append(kinds, string(f.Kind))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", len(n.Findings), strings.Join(kinds, ",")), bad
 }

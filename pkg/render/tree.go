@@ -18,6 +18,11 @@ type Options struct {
 	// Color turns on ANSI colours; callers decide it once from the
 	// --color flag, NO_COLOR and whether the output is a terminal.
 	Color bool
+	// Drift marks clusters with drift findings and draws the findings.
+	Drift bool
+	// Git draws, under each cluster, the file of the checkout that
+	// declares its Cluster object.
+	Git bool
 }
 
 // The columns of a cluster row, in order.
@@ -124,8 +129,19 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 
 	var build func(n *fleet.Node) *tree.Tree
 	build = func(n *fleet.Node) *tree.Tree {
-		t := tree.Root(format(rows[n])).EnumeratorStyle(st.enum)
-		for _, leaf := range problems(n, st) {
+		head := format(rows[n])
+		if opts.Drift && len(n.Findings) > 0 {
+			head += "  " + st.bad.Render(fmt.Sprintf("≠ %s", Plural(len(n.Findings), "drift finding")))
+		}
+		t := tree.Root(head).EnumeratorStyle(st.enum)
+		if opts.Git && n.Path != "" {
+			where := "⌂ not declared in the checkout"
+			if n.DeclaredIn != "" {
+				where = "⌂ declared in " + n.DeclaredIn
+			}
+			t.Child(st.dim.Render(where))
+		}
+		for _, leaf := range problems(n, st, opts.Drift) {
 			t.Child(leaf)
 		}
 		for _, c := range n.Children {
@@ -276,7 +292,10 @@ func fluxSummary(n *fleet.Node) (string, int) {
 // problems are the leaves drawn under a cluster: why it could not be read,
 // Flux objects that are not ready or are suspended, and the parent's Flux
 // objects that apply to it through spec.kubeConfig.
-func problems(n *fleet.Node, st styles) []string {
+//
+// With drift, the findings take the place of the Flux objects' problems,
+// which they include.
+func problems(n *fleet.Node, st styles, drift bool) []string {
 	var out []string
 	if n.Error != "" {
 		out = append(out, st.bad.Render("✗ "+n.Error))
@@ -295,6 +314,16 @@ func problems(n *fleet.Node, st styles) []string {
 	sort.Strings(probes)
 	for _, name := range probes {
 		out = append(out, st.bad.Render("✗ "+name+": "+n.ProbeErrors[name]))
+	}
+	if drift {
+		var rest []fleet.Finding
+		for _, f := range n.Findings {
+			if f.Kind != "unreadable" {
+				rest = append(rest, f)
+			}
+		}
+		out = append(out, findingLines(rest, st)...)
+		objects = nil
 	}
 	for _, o := range objects {
 		id := o.Kind + " " + o.Namespace + "/" + o.Name
