@@ -285,6 +285,10 @@ func (f *Fleet) startAPIServers(opts Options) error {
 			ErrorIfCRDPathMissing:    true,
 			ControlPlaneStartTimeout: opts.StartTimeout,
 			ControlPlaneStopTimeout:  30 * time.Second,
+			// envtest waits 10 s for the CRDs to be served; with 20
+			// apiservers starting at once on two cores that was seen to
+			// run out.
+			CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: time.Minute},
 		}
 		s.env.ControlPlane.GetAPIServer().Path = opts.Assets.KubeAPIServer
 		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: opts.Assets.Etcd}
@@ -320,7 +324,10 @@ func (f *Fleet) serverList() []*server { return slices.Collect(maps.Values(f.ser
 func (s *server) start(scheme *runtime.Scheme) error {
 	cfg, err := s.env.Start()
 	if err != nil {
-		return fmt.Errorf("failed to start kube-apiserver: %w", err)
+		// A start that failed after etcd or the apiserver came up (the
+		// CRDs never served, say) leaves them running: Stop skips a server
+		// without a config.
+		return errors.Join(fmt.Errorf("failed to start kube-apiserver: %w", err), s.env.Stop())
 	}
 	s.config = cfg
 	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
