@@ -258,6 +258,11 @@ func benchSize(b *testing.B, bin, kubectl string, tenants, loopTenants int, conc
 	tree := measure("tree", clusters, "tree", "-o", "json")
 	list := measure("list", clusters, "list")
 	dry := measure("reconcile-dry-run", clusters, "reconcile", "--all", "--dry-run")
+	// The bench fleet has no drift: drift reads it all and exits 0.
+	drifted := measure("drift", clusters, "drift", "-o", "json")
+	if !bytes.Contains(drifted.stdout, []byte(`"findings": []`)) {
+		b.Errorf("drift found drift on the bench fleet:\n%.2000s", drifted.stdout)
+	}
 	if got := strings.Count(string(list.stdout), "\n"); got != clusters+1 {
 		b.Errorf("list printed %d lines, want %d clusters and the header", got, clusters+1)
 	}
@@ -277,7 +282,7 @@ func benchSize(b *testing.B, bin, kubectl string, tenants, loopTenants int, conc
 	for _, c := range []struct {
 		name string
 		r    run
-	}{{"`tree -o json`", tree}, {"`list`", list}, {"`reconcile --all --dry-run`", dry}} {
+	}{{"`tree -o json`", tree}, {"`list`", list}, {"`reconcile --all --dry-run`", dry}, {"`drift -o json`", drifted}} {
 		rows = append(rows, rowOf(tenants, c.name, c.r, clusters, path.wall, loop))
 	}
 	rows = append(rows, row{tenants: tenants, command: fmt.Sprintf("serial kubectl loop (timed over %d tenants, warm caches)", loopTenants), wall: loop,

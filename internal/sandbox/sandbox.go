@@ -511,8 +511,11 @@ func freePorts(n int) ([]int, error) {
 func (f *Fleet) warmCaches(ctx context.Context) error {
 	lists := func() []client.ObjectList {
 		out := []client.ObjectList{&corev1.SecretList{}, &clusterv1.ClusterList{}}
-		for _, k := range flux.ListedKinds() {
-			out = append(out, k.NewList())
+		// Every kind a command lists: the walk's, and drift's HelmCharts.
+		for _, k := range flux.Kinds() {
+			if l := k.NewList(); l != nil {
+				out = append(out, l)
+			}
 		}
 		return out
 	}

@@ -294,7 +294,10 @@ func Version(ctx context.Context, c *kube.Conn) (string, error) {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
 	k, _ := KindNamed(kustomizev1.KustomizationKind)
-	err := c.Client().Get(ctx, client.ObjectKey{Name: k.API.Resource + "." + k.API.GVK.Group}, crd)
+	// From the watch cache, as the walk's lists: a CRD read from etcd is
+	// hundreds of KB for the apiserver to decode, for one label.
+	err := c.Client().Get(ctx, client.ObjectKey{Name: k.API.Resource + "." + k.API.GVK.Group}, crd,
+		&client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}})
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", nil
