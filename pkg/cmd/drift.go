@@ -111,11 +111,7 @@ func NewDriftFlags() DriftFlags { return DriftFlags{Grace: 5 * time.Minute} }
 
 // AddFlags registers the drift flags.
 func (d *DriftFlags) AddFlags(f *pflag.FlagSet) {
-	var kinds []string
-	for _, k := range drift.Kinds() {
-		kinds = append(kinds, string(k))
-	}
-	f.StringSliceVar(&d.Kinds, flagKind, nil, "Drift kinds to report: "+strings.Join(kinds, ", ")+" (default: all)")
+	f.StringSliceVar(&d.Kinds, flagKind, nil, "Drift kinds to report: "+strings.Join(driftKindNames(), ", ")+" (default: all)")
 	f.DurationVar(&d.Grace, flagGrace, d.Grace, "How long a controller may take to observe a new generation before the object is stalled")
 	f.DurationVar(&d.MaxSuspendAge, flagMaxSuspendAge, 0, "Report only suspensions older than this, or of unknown age (e.g. 72h; default: all)")
 }
@@ -215,7 +211,21 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a table)")
 	_ = cmd.MarkFlagDirname(flagGit)
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
+	completeValues(cmd, flagKind, driftKindNames()...)
+	var levels []string
+	for _, l := range fluxop.Levels() {
+		levels = append(levels, string(l))
+	}
+	completeValues(cmd, flagLevel, levels...)
 	return cmd
+}
+
+func driftKindNames() []string {
+	var out []string
+	for _, k := range drift.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
 }
 
 // Complete parses PATHs and levels.
@@ -304,6 +314,7 @@ func (v *ViewFlags) AddFlags(cmd *cobra.Command) {
 	v.DriftFlags.AddFlags(f)
 	v.GitFlags.AddFlags(f, "show the file that declares each Cluster; with --drift, compare GitRepositories with it")
 	_ = cmd.MarkFlagDirname(flagGit)
+	completeValues(cmd, flagKind, driftKindNames()...)
 }
 
 // Validate checks the drift flags, and that they come with --drift.

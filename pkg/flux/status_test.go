@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -117,5 +118,44 @@ func TestStatusKeepsWhatItCouldReadWhenOneKindFails(t *testing.T) {
 	}
 	if got.Kustomizations.Total != 3 || got.HelmReleases.Total != 0 || !got.Installed {
 		t.Errorf("Status = %+v; want the Kustomizations read despite the HelmRelease error", got)
+	}
+}
+
+// TestStatusReadsWhatDriftNeeds: who suspended an object, by our
+// annotations or flux-operator's; the Drifted condition; attempted
+// revision and generations; a HelmRelease's chart as its artifact source.
+func TestStatusReadsWhatDriftNeeds(t *testing.T) {
+	since := metav1.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "ours", Generation: 3,
+		Annotations: map[string]string{flux.SuspendedByAnnotation: "alice", flux.SuspendReasonAnnotation: "incident", flux.SuspendedAtAnnotation: "2026-11-01T00:00:00Z"}},
+		Spec: kustomizev1.KustomizationSpec{Suspend: true, Path: "./apps", SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"}},
+		Status: kustomizev1.KustomizationStatus{ObservedGeneration: 2, LastAppliedRevision: "main@sha1:1", LastAttemptedRevision: "main@sha1:2",
+			Conditions: []metav1.Condition{{Type: fluxmeta.ReadyCondition, Status: metav1.ConditionFalse, Reason: "BuildFailed", LastTransitionTime: since}}}}
+	other := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "theirs",
+		Annotations: map[string]string{"fluxcd.controlplane.io/suspendedBy": "flux-operator-ui"}}, Spec: kustomizev1.KustomizationSpec{Suspend: true}}
+	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "ingress"},
+		Spec: helmv2.HelmReleaseSpec{Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: "ingress", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}}},
+		Status: helmv2.HelmReleaseStatus{HelmChart: "flux-system/apps-ingress",
+			Conditions: []metav1.Condition{{Type: "Drifted", Status: metav1.ConditionTrue, Message: "changed", LastTransitionTime: since}}}}
+	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, interceptor.Funcs{}, ks, other, hr), "https://test.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := map[string]fleet.FluxObject{}
+	for _, o := range got.Objects {
+		objs[o.Name] = o
+	}
+	o := objs["ours"]
+	if o.Suspension == nil || *o.Suspension != (fleet.Suspension{By: "alice", Reason: "incident", At: "2026-11-01T00:00:00Z"}) ||
+		o.Generation != 3 || o.ObservedGeneration != 2 || o.AttemptedRevision != "main@sha1:2" || o.ReadyReason != "BuildFailed" ||
+		o.ReadySince != "2026-11-01T00:00:00Z" || o.Path != "./apps" || o.ArtifactSource != "GitRepository/flux-system/flux-system" {
+		t.Errorf("ours = %+v", o)
+	}
+	if s := objs["theirs"].Suspension; s == nil || s.By != "flux-operator-ui" {
+		t.Errorf("theirs.Suspension = %+v, want flux-operator's suspendedBy", s)
+	}
+	h := objs["ingress"]
+	if h.Drifted == nil || h.Drifted.Message != "changed" || h.ArtifactSource != "HelmChart/flux-system/apps-ingress" {
+		t.Errorf("ingress = %+v, want Drifted and the HelmChart as its source", h)
 	}
 }
