@@ -59,14 +59,15 @@ func (o *FluxActionOptions) runGit(ctx context.Context) error {
 		return err
 	}
 	if o.Output == "" {
-		o.printGit(report.Git)
+		o.printGit(report)
 	}
 	return exitFor(report)
 }
 
 // printGit says, under the table, what the commit is and how to publish
 // it, or shows the diff of a dry run.
-func (o *FluxActionOptions) printGit(g *fleet.GitCommit) {
+func (o *FluxActionOptions) printGit(r *fleet.ActionReport) {
+	g := r.Git
 	switch {
 	case g.Diff != "":
 		fmt.Fprint(o.Out, "\n"+g.Diff)
@@ -76,8 +77,10 @@ func (o *FluxActionOptions) printGit(g *fleet.GitCommit) {
 			where = " on the new branch " + g.Branch
 		}
 		fmt.Fprintf(o.Out, "\nCommitted %s%s in %s: %s.\nNo cluster was changed. Publish it with:\n  %s\n", short(g.Commit), where, g.Dir, strings.Join(g.Files, ", "), g.Push)
-	default:
+	case r.Summary.Failed == 0:
 		fmt.Fprintln(o.Out, "\nThe manifests already say so: nothing to commit.")
+	default:
+		fmt.Fprintln(o.Out, "\nNothing to commit.")
 	}
 }
 
