@@ -29,7 +29,7 @@ func driftReport(t *testing.T, f *sandbox.Fleet, args ...string) (*drift.Report,
 func found(rep *drift.Report) []string {
 	var out []string
 	for _, f := range rep.Findings {
-		s := shown(f.Cluster) + " " + string(f.Kind)
+		s := fleet.DisplayPath(f.Cluster) + " " + string(f.Kind)
 		if f.Object != nil {
 			s += " " + f.Object.String()
 		}
@@ -37,13 +37,6 @@ func found(rep *drift.Report) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func shown(path string) string {
-	if path == "" {
-		return "/"
-	}
-	return path
 }
 
 func TestDriftFindsEveryKindItShould(t *testing.T) {

@@ -282,7 +282,7 @@ func (o *FluxActionOptions) confirm(plan *fluxop.Plan) error {
 	if len(o.paths) > 0 || len(o.Envs) > 0 || o.All || o.Yes || len(plan.Targets) == 0 {
 		return nil
 	}
-	what := fmt.Sprintf("%s %s on %s, the whole fleet (no PATH or --%s)", o.verb.name, render.Plural(len(plan.Targets), "Flux object"), render.Plural(plan.Clusters(), "cluster"), flagEnv)
+	what := fmt.Sprintf("%s %s on %s, the whole fleet (no PATH or --%s)", o.verb.name, fleet.Plural(len(plan.Targets), "Flux object"), fleet.Plural(plan.Clusters(), "cluster"), flagEnv)
 	in, ok := o.In.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		return fmt.Errorf("refusing to %s without confirmation: this would %s; add --%s (or --%s), or select clusters with PATH or --%s",
@@ -326,7 +326,7 @@ func (o *FluxActionOptions) progress() func(done, total int) {
 func (o *FluxActionOptions) print(r *fleet.ActionReport) error {
 	for _, res := range r.Results {
 		if res.Warning != "" {
-			fmt.Fprintf(o.ErrOut, "%s: %s %s/%s: warning: %s\n", render.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Warning)
+			fmt.Fprintf(o.ErrOut, "%s: %s %s/%s: warning: %s\n", fleet.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Warning)
 		}
 	}
 	switch o.Output {

@@ -342,7 +342,7 @@ func Summarize(nodes []*fleet.Node) Summary {
 // "no drift on 305 clusters".
 func (s Summary) String() string {
 	if s.Findings == 0 {
-		return fmt.Sprintf("no drift on %s", plural(s.Read, "cluster"))
+		return fmt.Sprintf("no drift on %s", fleet.Plural(s.Read, "cluster"))
 	}
 	var parts []string
 	for _, k := range Kinds() {
@@ -350,14 +350,7 @@ func (s Summary) String() string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
 	}
-	return fmt.Sprintf("%s on %d of %s: %s", plural(s.Findings, "finding"), s.Clusters, plural(s.Read, "cluster"), strings.Join(parts, ", "))
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%s on %d of %s: %s", fleet.Plural(s.Findings, "finding"), s.Clusters, fleet.Plural(s.Read, "cluster"), strings.Join(parts, ", "))
 }
 
 // EnvVersions are the live Kubernetes and Flux versions of one environment:

@@ -109,3 +109,23 @@ func compareSegments(a, b string) int {
 	}
 	return strings.Compare(an, bn)
 }
+
+// RootPath is how the root cluster's path is shown, which is empty in the
+// model: every command reads "/" as the root.
+const RootPath = "/"
+
+// DisplayPath is a path as output shows it: "/" for the root.
+func DisplayPath(path string) string {
+	if path == "" {
+		return RootPath
+	}
+	return path
+}
+
+// Plural is "1 cluster", "2 clusters": how counts of the fleet are spoken.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

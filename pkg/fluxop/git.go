@@ -191,7 +191,7 @@ func (c *GitChange) Message(reason, command string) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s on %s\n\n", c.Verb, plural(len(changed), "Flux object"), plural(len(c.Clusters), "cluster"))
+	fmt.Fprintf(&b, "%s %s on %s\n\n", c.Verb, fleet.Plural(len(changed), "Flux object"), fleet.Plural(len(c.Clusters), "cluster"))
 	if reason == "" {
 		reason = "none given"
 	}
@@ -200,29 +200,15 @@ func (c *GitChange) Message(reason, command string) string {
 	for _, r := range changed {
 		fmt.Fprintf(&b, "- %s %s/%s on %s (%s)\n", r.Kind, r.Namespace, r.Name, clusterName(r.Cluster), r.Message)
 	}
-	fmt.Fprintf(&b, "\nClusters reached: %s\n", strings.Join(displayPaths(c.Clusters), ", "))
+	shown := make([]string, 0, len(c.Clusters))
+	for _, p := range c.Clusters {
+		shown = append(shown, fleet.DisplayPath(p))
+	}
+	fmt.Fprintf(&b, "\nClusters reached: %s\n", strings.Join(shown, ", "))
 	if command != "" {
 		fmt.Fprintf(&b, "\nWritten by: %s\n", command)
 	}
 	return b.String()
-}
-
-func displayPaths(paths []string) []string {
-	out := make([]string, 0, len(paths))
-	for _, p := range paths {
-		if p == "" {
-			p = "/"
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Commit makes the one commit of the change, on a new branch when given.

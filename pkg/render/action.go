@@ -27,7 +27,7 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 		if res.Source {
 			object += " (source)"
 		}
-		rows = append(rows, []string{DisplayPath(res.Cluster), object, string(res.Result), duration(res.Seconds), dash(oneLine(res.Message))})
+		rows = append(rows, []string{fleet.DisplayPath(res.Cluster), object, string(res.Result), duration(res.Seconds), dash(oneLine(res.Message))})
 	}
 	headers := []string{"CLUSTER", "OBJECT", "RESULT", "DURATION", "MESSAGE"}
 	var b strings.Builder
@@ -63,15 +63,7 @@ func Summary(r *fleet.ActionReport) string {
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to do")
 	}
-	return fmt.Sprintf("%s: %s; %s on %s in %s", r.Action, strings.Join(parts, ", "), Plural(r.Summary.Objects, "object"), Plural(r.Summary.Clusters, "cluster"), duration(r.Summary.Seconds))
-}
-
-// Plural is "1 cluster", "2 clusters".
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%s: %s; %s on %s in %s", r.Action, strings.Join(parts, ", "), fleet.Plural(r.Summary.Objects, "object"), fleet.Plural(r.Summary.Clusters, "cluster"), duration(r.Summary.Seconds))
 }
 
 func duration(seconds float64) string {

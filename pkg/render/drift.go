@@ -29,7 +29,7 @@ func DriftTable(w io.Writer, r *drift.Report, opts DriftOptions) error {
 		headers := []string{"CLUSTER", "DRIFT", "OBJECT", "EXPECTED", "ACTUAL", "SINCE", "MESSAGE"}
 		rows := make([][]string, 0, len(r.Findings))
 		for i, f := range r.Findings {
-			cluster := DisplayPath(f.Cluster)
+			cluster := fleet.DisplayPath(f.Cluster)
 			if i > 0 && r.Findings[i-1].Cluster == f.Cluster {
 				cluster = ""
 			}

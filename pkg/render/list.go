@@ -11,10 +11,6 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
 
-// RootPath is how tables print the root cluster's path, which is empty in
-// the model; every command reads "/" as the root.
-const RootPath = "/"
-
 // ListOptions control how a list of clusters is drawn.
 type ListOptions struct {
 	Color bool
@@ -25,14 +21,6 @@ type ListOptions struct {
 	Drift bool
 	// Git adds the file of the checkout that declares each Cluster object.
 	Git bool
-}
-
-// DisplayPath is a path as tables print it: "/" for the root.
-func DisplayPath(path string) string {
-	if path == "" {
-		return RootPath
-	}
-	return path
 }
 
 // Table draws one row per cluster, in the order given, like kubectl get.
@@ -52,7 +40,7 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
 		r := clusterRow(n, 0, n.Path == "")
-		cells := map[string]string{"PATH": DisplayPath(n.Path), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
+		cells := map[string]string{"PATH": fleet.DisplayPath(n.Path), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
 		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(n.Error)}
 		for i, c := range columns {
 			cells[c], hs[c] = r.cells[i], r.health[i]
@@ -114,7 +102,7 @@ func drawTable(st styles, headers []string, rows [][]string, health func(row, co
 // Names prints one path per line, like kubectl get -o name.
 func Names(w io.Writer, nodes []*fleet.Node) error {
 	for _, n := range nodes {
-		if _, err := fmt.Fprintln(w, DisplayPath(n.Path)); err != nil {
+		if _, err := fmt.Fprintln(w, fleet.DisplayPath(n.Path)); err != nil {
 			return err
 		}
 	}

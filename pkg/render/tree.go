@@ -131,7 +131,7 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 	build = func(n *fleet.Node) *tree.Tree {
 		head := format(rows[n])
 		if opts.Drift && len(n.Findings) > 0 {
-			head += "  " + st.bad.Render(fmt.Sprintf("≠ %s", Plural(len(n.Findings), "drift finding")))
+			head += "  " + st.bad.Render(fmt.Sprintf("≠ %s", fleet.Plural(len(n.Findings), "drift finding")))
 		}
 		t := tree.Root(head).EnumeratorStyle(st.enum)
 		if opts.Git && n.Path != "" {
