@@ -152,7 +152,7 @@ type DriftOptions struct {
 	Output string
 
 	paths  [][]fleet.Segment
-	levels map[fluxop.Level]bool
+	levels fluxop.LevelSet
 	now    func() time.Time
 }
 
@@ -212,11 +212,7 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 	_ = cmd.MarkFlagDirname(flagGit)
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
 	completeValues(cmd, flagKind, driftKindNames()...)
-	var levels []string
-	for _, l := range fluxop.Levels() {
-		levels = append(levels, string(l))
-	}
-	completeValues(cmd, flagLevel, levels...)
+	completeValues(cmd, flagLevel, levelNames()...)
 	return cmd
 }
 
@@ -234,10 +230,7 @@ func (o *DriftOptions) Complete(args []string) error {
 	if o.paths, err = parsePaths(args); err != nil {
 		return err
 	}
-	o.levels = map[fluxop.Level]bool{}
-	for _, l := range o.Levels {
-		o.levels[fluxop.Level(strings.TrimSuffix(strings.ToLower(l), "s"))] = true
-	}
+	o.levels = parseLevels(o.Levels)
 	return nil
 }
 
@@ -254,11 +247,7 @@ func (o *DriftOptions) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("invalid --%s %q: use json or yaml", flagOutput, o.Output))
 	}
-	for l := range o.levels {
-		if l != fluxop.LevelRoot && l != fluxop.LevelMaster && l != fluxop.LevelTenant {
-			errs = append(errs, fmt.Errorf("invalid --%s %q: use root, master or tenant", flagLevel, l))
-		}
-	}
+	errs = append(errs, validateLevels(o.levels)...)
 	return errors.Join(errs...)
 }
 
@@ -274,7 +263,7 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	}
 	var nodes []*fleet.Node
 	for _, n := range res.Nodes() {
-		if len(o.levels) == 0 || o.levels[fluxop.LevelOf(n)] {
+		if o.levels.Has(n) {
 			nodes = append(nodes, n)
 		}
 	}
@@ -337,9 +326,6 @@ func (v *ViewFlags) probes() []fleet.Probe[*capi.Cluster] {
 	}
 	return nil
 }
-
-// open opens the checkouts before the walk.
-func (v *ViewFlags) open(ctx context.Context) error { return v.Open(ctx) }
 
 // annotate sets the findings and the declaring files of nodes.
 func (v *ViewFlags) annotate(root *fleet.Node, nodes []*fleet.Node, now time.Time) {

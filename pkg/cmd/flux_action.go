@@ -97,12 +97,9 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 		}
 		return o.Run(c.Context())
 	}
-	var kinds, levels []string
+	var kinds []string
 	for _, k := range flux.ListedKinds() {
 		kinds = append(kinds, k.Aliases[0])
-	}
-	for _, l := range fluxop.Levels() {
-		levels = append(levels, string(l))
 	}
 	f := cmd.Flags()
 	o.AddFlags(f)
@@ -116,7 +113,7 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 	f.BoolVar(&o.DryRun, flagDryRun, false, "List what would be touched, and write nothing")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a table)")
 	completeValues(cmd, flagKind, kinds...)
-	completeValues(cmd, flagLevel, levels...)
+	completeValues(cmd, flagLevel, levelNames()...)
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
 	switch verb.name {
 	case fluxop.Reconcile:
@@ -150,7 +147,7 @@ func (o *FluxActionOptions) Complete(c *cobra.Command, args []string) error {
 	if len(kinds) == 0 {
 		kinds = []string{"kustomization", "helmrelease"}
 	}
-	o.selection = fluxop.Selection{Kinds: map[string]bool{}, Name: o.Name, Levels: map[fluxop.Level]bool{}}
+	o.selection = fluxop.Selection{Kinds: map[string]bool{}, Name: o.Name, Levels: parseLevels(o.Levels)}
 	for _, k := range kinds {
 		kind, err := flux.ParseKind(k)
 		if err != nil {
@@ -163,9 +160,6 @@ func (o *FluxActionOptions) Complete(c *cobra.Command, args []string) error {
 	}
 	if ns := c.Flags().Lookup("namespace"); ns != nil && ns.Changed {
 		o.selection.Namespace = *o.ConfigFlags.Namespace
-	}
-	for _, l := range o.Levels {
-		o.selection.Levels[fluxop.Level(strings.TrimSuffix(strings.ToLower(l), "s"))] = true
 	}
 	if o.Actor == "" {
 		o.Actor = o.actor()
@@ -212,11 +206,7 @@ func (o *FluxActionOptions) Validate() error {
 	if o.AllNamespaces && o.selection.Namespace != "" {
 		errs = append(errs, fmt.Errorf("-n/--namespace cannot be used with -A/--%s", flagAllNamespaces))
 	}
-	for l := range o.selection.Levels {
-		if l != fluxop.LevelRoot && l != fluxop.LevelMaster && l != fluxop.LevelTenant {
-			errs = append(errs, fmt.Errorf("invalid --%s %q: use root, master or tenant", flagLevel, l))
-		}
-	}
+	errs = append(errs, validateLevels(o.selection.Levels)...)
 	if o.All && (len(o.paths) > 0 || len(o.Envs) > 0) {
 		errs = append(errs, fmt.Errorf("--%s cannot be used with PATH or --%s: it means the whole fleet", flagAll, flagEnv))
 	}
@@ -224,9 +214,12 @@ func (o *FluxActionOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, o.Timeout))
 	}
 	if o.Git == "" {
-		for flag, set := range map[string]bool{flagBranch: o.Branch != "", flagForce: o.Force, flagReason: o.Reason != "" && o.verb.name == fluxop.Resume} {
-			if set {
-				errs = append(errs, fmt.Errorf("--%s needs --%s", flag, flagGit))
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{flagBranch, o.Branch != ""}, {flagForce, o.Force}, {flagReason, o.Reason != "" && o.verb.name == fluxop.Resume}} {
+			if f.set {
+				errs = append(errs, fmt.Errorf("--%s needs --%s", f.name, flagGit))
 			}
 		}
 	}

@@ -135,7 +135,7 @@ func (o *ListOptions) Validate() error {
 
 // Run walks the fleet and prints the rows.
 func (o *ListOptions) Run(ctx context.Context) error {
-	if err := o.open(ctx); err != nil {
+	if err := o.Open(ctx); err != nil {
 		return err
 	}
 	res, err := o.walk(ctx, o.Options(o.paths, -1), o.probes()...)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxop"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
 
@@ -123,4 +125,34 @@ func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []strin
 		}
 	}
 	return out
+}
+
+// levelNames are the values --level takes, for completion.
+func levelNames() []string {
+	var out []string
+	for _, l := range fluxop.Levels() {
+		out = append(out, string(l))
+	}
+	return out
+}
+
+// parseLevels reads --level values in any case, singular or plural; what
+// it cannot read, validateLevels reports.
+func parseLevels(values []string) fluxop.LevelSet {
+	out := fluxop.LevelSet{}
+	for _, l := range values {
+		out[fluxop.Level(strings.TrimSuffix(strings.ToLower(l), "s"))] = true
+	}
+	return out
+}
+
+// validateLevels reports the levels that are none.
+func validateLevels(levels fluxop.LevelSet) []error {
+	var errs []error
+	for l := range levels {
+		if !slices.Contains(fluxop.Levels(), l) {
+			errs = append(errs, fmt.Errorf("invalid --%s %q: use root, master or tenant", flagLevel, l))
+		}
+	}
+	return errs
 }

@@ -132,7 +132,7 @@ func (o *TreeOptions) Validate() error {
 
 // Run walks the fleet and draws it.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	if err := o.open(ctx); err != nil {
+	if err := o.Open(ctx); err != nil {
 		return err
 	}
 	var paths [][]fleet.Segment

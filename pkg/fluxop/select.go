@@ -34,6 +34,12 @@ const (
 // Levels are the levels in order.
 func Levels() []Level { return []Level{LevelRoot, LevelMaster, LevelTenant} }
 
+// LevelSet is a set of levels, as --level gives them; empty is every level.
+type LevelSet map[Level]bool
+
+// Has reports whether n's cluster is at one of the levels.
+func (s LevelSet) Has(n *fleet.Node) bool { return len(s) == 0 || s[LevelOf(n)] }
+
 // LevelOf is the level of a node: the root, a master (depth 1), or a
 // tenant (deeper).
 func LevelOf(n *fleet.Node) Level {
@@ -55,7 +61,7 @@ type Selection struct {
 	// Labels must match the object's labels; nil matches everything.
 	Labels labels.Selector
 	// Levels, when not empty, are the levels of the clusters to act on.
-	Levels map[Level]bool
+	Levels LevelSet
 }
 
 func (s *Selection) matches(o *fleet.FluxObject) bool {
@@ -105,7 +111,7 @@ func (p *Plan) Clusters() int {
 func Select[C kube.Connected](res *fleet.Result[C], verb Verb, sel Selection) *Plan {
 	plan := &Plan{Verb: verb, Named: sel.Name != ""}
 	for _, n := range res.Nodes() {
-		if len(sel.Levels) > 0 && !sel.Levels[LevelOf(n)] {
+		if !sel.Levels.Has(n) {
 			continue
 		}
 		if n.Error != "" {
