@@ -56,7 +56,7 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		return nil, fmt.Errorf("%s cannot be made in git", plan.Verb)
 	}
 	l := cfg.Locator
-	change := &GitChange{Verb: plan.Verb, Results: append([]fleet.ActionResult{}, plan.Unreached...), Remote: "origin"}
+	change := &GitChange{Verb: plan.Verb, Results: append([]fleet.ActionResult{}, plan.Unreached...), Remote: l.Remote(nil, nil)}
 	edits := map[string]*gitops.Edit{}
 	var problems []string
 	selected := map[string]bool{}
@@ -73,7 +73,7 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		k, _ := flux.KindNamed(t.Object.Kind)
 		o := gitops.Object{Group: k.API.GVK.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}
 		where := fmt.Sprintf("%s on %s", o, clusterName(t.Node.Path))
-		owner, _, _ := l.Owner(t.Node, t.Object.Labels)
+		owner, on := l.Owner(t.Node, t.Object.Labels)
 		m, err := l.Locate(o, owner)
 		if err != nil {
 			problems = append(problems, where+": "+err.Error())
@@ -103,8 +103,8 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 			res.Result = fleet.NotSuspended
 		}
 		change.Results = append(change.Results, res)
-		if src := sourceURL(t.Node, owner); src != "" {
-			change.Remote = l.Checkout.Remote(src)
+		if owner != nil {
+			change.Remote = l.Remote(on, owner)
 		}
 	}
 	files := make([]string, 0, len(edits))
@@ -160,19 +160,6 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		return nil, &RefusedError{Problems: problems}
 	}
 	return change, nil
-}
-
-// sourceURL is the URL of the GitRepository the owner applies from.
-func sourceURL(n *fleet.Node, owner *fleet.FluxObject) string {
-	if owner == nil || n.Flux == nil {
-		return ""
-	}
-	for _, o := range n.Flux.Objects {
-		if o.Kind+"/"+o.Namespace+"/"+o.Name == owner.ArtifactSource {
-			return o.URL
-		}
-	}
-	return ""
 }
 
 func clusterName(path string) string {

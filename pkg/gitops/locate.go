@@ -22,8 +22,9 @@ type Locator struct {
 	// the checkout (--source), beside those whose URL is a remote of it.
 	Sources map[string]bool
 
-	nodes map[string]*fleet.Node
-	root  *fleet.Node
+	// parents maps each node of the fleet to its parent.
+	parents map[*fleet.Node]*fleet.Node
+	root    *fleet.Node
 
 	mu    sync.Mutex
 	files map[string][]string
@@ -31,8 +32,12 @@ type Locator struct {
 
 // NewLocator indexes the fleet below root.
 func NewLocator(c *Checkout, root *fleet.Node, sources map[string]bool) *Locator {
-	l := &Locator{Checkout: c, Sources: sources, root: root, nodes: map[string]*fleet.Node{}, files: map[string][]string{}}
-	root.Walk(func(n *fleet.Node) { l.nodes[n.Path] = n })
+	l := &Locator{Checkout: c, Sources: sources, root: root, parents: map[*fleet.Node]*fleet.Node{}, files: map[string][]string{}}
+	root.Walk(func(n *fleet.Node) {
+		for _, c := range n.Children {
+			l.parents[c] = n
+		}
+	})
 	return l
 }
 
@@ -58,23 +63,22 @@ func (e *AmbiguousError) Error() string {
 	for _, m := range e.Matches {
 		ms = append(ms, m.String())
 	}
-	return fmt.Sprintf("%d manifests declare %s: %s; edit the one meant by hand", len(e.Matches), obj(e.Object), strings.Join(ms, ", "))
+	return fmt.Sprintf("%d manifests declare %s: %s; edit the one meant by hand", len(e.Matches), e.Object, strings.Join(ms, ", "))
 }
 
-func obj(o Object) string { return o.String() }
-
 // Owner is the Kustomization (or HelmRelease) that applied an object of
-// cluster n, from the object's ownership labels: on n itself or, when it
-// applied to n from the parent through spec.kubeConfig, on the parent.
-func (l *Locator) Owner(n *fleet.Node, labels map[string]string) (*fleet.FluxObject, string, bool) {
+// cluster n, from the object's ownership labels, and the cluster it is on:
+// n itself or, when it applied to n from the parent through
+// spec.kubeConfig, the parent. Both are nil when it is not known.
+func (l *Locator) Owner(n *fleet.Node, labels map[string]string) (*fleet.FluxObject, *fleet.Node) {
 	ref, ok := flux.OwnerOf(labels)
 	if !ok {
-		return nil, "", false
+		return nil, nil
 	}
 	return l.ownerByRef(n, ref)
 }
 
-func (l *Locator) ownerByRef(n *fleet.Node, ref flux.Ref) (*fleet.FluxObject, string, bool) {
+func (l *Locator) ownerByRef(n *fleet.Node, ref flux.Ref) (*fleet.FluxObject, *fleet.Node) {
 	find := func(on *fleet.Node, secret string) *fleet.FluxObject {
 		if on == nil || on.Flux == nil {
 			return nil
@@ -87,25 +91,14 @@ func (l *Locator) ownerByRef(n *fleet.Node, ref flux.Ref) (*fleet.FluxObject, st
 		return nil
 	}
 	if o := find(n, ""); o != nil {
-		return o, n.Path, true
+		return o, n
 	}
-	if p := l.parent(n); p != nil {
-		if o := find(p, n.KubeconfigSecret); o != nil && n.KubeconfigSecret != "" {
-			return o, p.Path, true
+	if p := l.parents[n]; p != nil && n.KubeconfigSecret != "" {
+		if o := find(p, n.KubeconfigSecret); o != nil {
+			return o, p
 		}
 	}
-	return nil, "", false
-}
-
-func (l *Locator) parent(n *fleet.Node) *fleet.Node {
-	if n.Path == "" {
-		return nil
-	}
-	i := strings.LastIndex(n.Path, "/")
-	if i < 0 {
-		return l.nodes[""]
-	}
-	return l.nodes[n.Path[:i]]
+	return nil, nil
 }
 
 // Locate finds the one document declaring o, an object of cluster n
@@ -124,8 +117,8 @@ func (l *Locator) Locate(o Object, owner *fleet.FluxObject) (Match, error) {
 		}
 		ms, perr := l.Checkout.Find(o, files)
 		errs = append(errs, perr...)
-		if m, err := one(o, ms); m != nil || err != nil {
-			return deref(m), err
+		if len(ms) > 0 {
+			return one(o, ms)
 		}
 		searched = append(searched, fmt.Sprintf("%d files of %s, the path of Kustomization %s/%s", len(files), owner.Path, owner.Namespace, owner.Name))
 	}
@@ -135,28 +128,19 @@ func (l *Locator) Locate(o Object, owner *fleet.FluxObject) (Match, error) {
 	}
 	ms, perr := l.Checkout.Find(o, all)
 	errs = append(errs, perr...)
-	if m, err := one(o, ms); m != nil || err != nil {
-		return deref(m), err
+	if len(ms) > 0 {
+		return one(o, ms)
 	}
 	searched = append(searched, fmt.Sprintf("all %d YAML files of %s", len(all), l.Checkout.Dir))
 	return Match{}, errors.Join(append([]error{&NotFoundError{Object: o, Searched: searched}}, unparsable(errs)...)...)
 }
 
-func one(o Object, ms []Match) (*Match, error) {
-	switch len(ms) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &ms[0], nil
+// one is the only match, or an AmbiguousError.
+func one(o Object, ms []Match) (Match, error) {
+	if len(ms) > 1 {
+		return Match{}, &AmbiguousError{Object: o, Matches: ms}
 	}
-	return nil, &AmbiguousError{Object: o, Matches: ms}
-}
-
-func deref(m *Match) Match {
-	if m == nil {
-		return Match{}
-	}
-	return *m
+	return ms[0], nil
 }
 
 // unparsable turns files that could not be parsed into notes: the object
@@ -234,20 +218,43 @@ func (l *Locator) Users(file string) ([]User, error) {
 // fromCheckout reports whether a Kustomization's source is this checkout:
 // a GitRepository whose URL is a remote of it, or one mapped to it.
 func (l *Locator) fromCheckout(n *fleet.Node, k fleet.FluxObject) bool {
-	parts := strings.SplitN(k.ArtifactSource, "/", 3)
-	if len(parts) != 3 || parts[0] != sourcev1.GitRepositoryKind {
+	src := gitSource(n, k)
+	if src == nil {
 		return false
 	}
-	if l.Sources[parts[1]+"/"+parts[2]] {
+	if l.Sources[src.Namespace+"/"+src.Name] {
 		return true
 	}
-	for _, o := range n.Flux.Objects {
-		if o.Kind == parts[0] && o.Namespace == parts[1] && o.Name == parts[2] {
-			_, ok := l.Checkout.Matches(o.URL)
-			return ok
+	_, ok := l.Checkout.Matches(src.URL)
+	return ok
+}
+
+// Remote is the remote of the checkout to push a change of owner's
+// manifests to: the one its GitRepository's URL matches, else origin.
+// on is the cluster owner is on.
+func (l *Locator) Remote(on *fleet.Node, owner *fleet.FluxObject) string {
+	url := ""
+	if owner != nil {
+		if src := gitSource(on, *owner); src != nil {
+			url = src.URL
 		}
 	}
-	return false
+	return l.Checkout.Remote(url)
+}
+
+// gitSource is the GitRepository on n that k applies from; nil when k's
+// source is not a GitRepository the walk read on n.
+func gitSource(n *fleet.Node, k fleet.FluxObject) *fleet.FluxObject {
+	kind, rest, _ := strings.Cut(k.ArtifactSource, "/")
+	if kind != sourcev1.GitRepositoryKind || n == nil || n.Flux == nil {
+		return nil
+	}
+	for i, o := range n.Flux.Objects {
+		if o.Kind == kind && o.Namespace+"/"+o.Name == rest {
+			return &n.Flux.Objects[i]
+		}
+	}
+	return nil
 }
 
 // DeclareClusters sets DeclaredIn of each of nodes but the root: the
@@ -256,13 +263,13 @@ func (l *Locator) fromCheckout(n *fleet.Node, k fleet.FluxObject) bool {
 // manifest is not found, or not unique, keeps DeclaredIn empty.
 func (l *Locator) DeclareClusters(nodes []*fleet.Node) {
 	for _, n := range nodes {
-		p := l.parent(n)
+		p := l.parents[n]
 		if p == nil {
 			continue
 		}
 		var owner *fleet.FluxObject
 		if ref, err := flux.ParseDeclaredBy(n.DeclaredBy); err == nil {
-			owner, _, _ = l.ownerByRef(p, ref)
+			owner, _ = l.ownerByRef(p, ref)
 		}
 		if m, err := l.Locate(Object{Group: "cluster.x-k8s.io", Kind: "Cluster", Namespace: n.Namespace, Name: n.Name}, owner); err == nil {
 			n.DeclaredIn = m.String()
