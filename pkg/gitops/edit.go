@@ -22,12 +22,12 @@ func SetSuspend(data []byte, doc int, suspend bool) ([]byte, bool, error) {
 	if doc < 0 || doc >= len(docs) || docs[doc].Kind != yaml.DocumentNode || len(docs[doc].Content) != 1 {
 		return nil, false, fmt.Errorf("document %d is not an object", doc)
 	}
-	rn := yaml.NewRNode(docs[doc].Content[0])
-	spec, err := rn.Pipe(yaml.Lookup("spec"))
-	if err != nil || spec == nil || spec.YNode().Kind != yaml.MappingNode {
+	specField := yaml.NewRNode(docs[doc].Content[0]).Field("spec")
+	if specField == nil || specField.Value.YNode().Kind != yaml.MappingNode {
 		return nil, false, fmt.Errorf("the object has no spec mapping")
 	}
-	if spec.YNode().Style&yaml.FlowStyle != 0 || len(spec.YNode().Content) == 0 {
+	spec := specField.Value.YNode()
+	if spec.Style&yaml.FlowStyle != 0 || len(spec.Content) == 0 {
 		return nil, false, fmt.Errorf("spec is written in flow style ({...}): edit it by hand")
 	}
 	lines := splitLines(data)
@@ -36,22 +36,18 @@ func SetSuspend(data []byte, doc int, suspend bool) ([]byte, bool, error) {
 		eol = "\r\n"
 	}
 	var key, value *yaml.Node
-	content := spec.YNode().Content
-	for i := 0; i+1 < len(content); i += 2 {
-		if content[i].Value == "suspend" {
-			key, value = content[i], content[i+1]
-		}
+	if f := specField.Value.Field("suspend"); f != nil {
+		key, value = f.Key.YNode(), f.Value.YNode()
 	}
 	var out []byte
 	switch {
 	case key == nil && !suspend:
 		return data, false, nil
 	case key == nil:
-		first := content[0]
-		line := []byte(fmt.Sprintf("%*ssuspend: true%s", first.Column-1, "", eol))
-		// After the line of the "spec:" key: above the comments of its
-		// first key, which stay with that key.
-		at := specKeyLine(rn) // 1-based
+		line := []byte(fmt.Sprintf("%*ssuspend: true%s", spec.Content[0].Column-1, "", eol))
+		// After the line of the "spec:" key (lines count from 1): above
+		// the comments of its first key, which stay with that key.
+		at := specField.Key.YNode().Line
 		out = join(lines[:at], [][]byte{line}, lines[at:])
 	default:
 		if value.Kind != yaml.ScalarNode {
@@ -74,16 +70,6 @@ func SetSuspend(data []byte, doc int, suspend bool) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("the edit did not come out as intended (%w): edit the file by hand", err)
 	}
 	return out, true, nil
-}
-
-func specKeyLine(rn *yaml.RNode) int {
-	content := rn.YNode().Content
-	for i := 0; i+1 < len(content); i += 2 {
-		if content[i].Value == "spec" {
-			return content[i].Line
-		}
-	}
-	return 0
 }
 
 func isTrue(n *yaml.Node) bool {
