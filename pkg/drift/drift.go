@@ -119,12 +119,7 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 	if n.Flux != nil && n.Flux.Error != "" {
 		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: "flux: " + n.Flux.Error})
 	}
-	probes := make([]string, 0, len(n.ProbeErrors))
-	for name := range n.ProbeErrors {
-		probes = append(probes, name)
-	}
-	sort.Strings(probes)
-	for _, name := range probes {
+	for _, name := range n.ProbeErrorNames() {
 		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: name + ": " + n.ProbeErrors[name]})
 	}
 	if n.Path != "" && n.DeclaredBy == "" {

@@ -1,5 +1,7 @@
 package fleet
 
+import "sort"
+
 // Node is one cluster of the fleet and the subtree below it.
 type Node struct {
 	// Name and Namespace of the CAPI Cluster object in the parent; for the
@@ -167,6 +169,16 @@ func (n *Node) Walk(visit func(*Node)) {
 	for _, c := range n.Children {
 		c.Walk(visit)
 	}
+}
+
+// ProbeErrorNames are the names of the probes that failed, sorted.
+func (n *Node) ProbeErrorNames() []string {
+	names := make([]string, 0, len(n.ProbeErrors))
+	for name := range n.ProbeErrors {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Incomplete reports whether the walk could not read all of the cluster:

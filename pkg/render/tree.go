@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -307,12 +306,7 @@ func problems(n *fleet.Node, st styles, drift bool) []string {
 		}
 		objects = n.Flux.Objects
 	}
-	probes := make([]string, 0, len(n.ProbeErrors))
-	for name := range n.ProbeErrors {
-		probes = append(probes, name)
-	}
-	sort.Strings(probes)
-	for _, name := range probes {
+	for _, name := range n.ProbeErrorNames() {
 		out = append(out, st.bad.Render("✗ "+name+": "+n.ProbeErrors[name]))
 	}
 	if drift {
