@@ -19,9 +19,9 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
 )
 
-// Exit codes of drift, as kubectl diff and flux diff have them.
+// Exit codes of drift, as kubectl diff and flux diff have them; no drift
+// is ExitOK.
 const (
-	ExitNoDrift    = 0
 	ExitDrift      = 1
 	ExitDriftError = 2
 )
@@ -71,14 +71,6 @@ func (g *GitFlags) Open(ctx context.Context) error {
 		g.sources[name] = c
 	}
 	return nil
-}
-
-// checkouts are the checkouts compared by remote URL.
-func (g *GitFlags) checkouts() []*gitops.Checkout {
-	if g.checkout == nil {
-		return nil
-	}
-	return []*gitops.Checkout{g.checkout}
 }
 
 // declare sets where each node's Cluster is declared in the --git checkout.
@@ -139,7 +131,7 @@ func (d *DriftFlags) Validate() []error {
 
 // options are the drift options, once the checkouts are open.
 func (d *DriftFlags) options(now time.Time) drift.Options {
-	return drift.Options{Kinds: d.kinds, Grace: d.Grace, MaxSuspendAge: d.MaxSuspendAge, Now: now, Git: d.checkouts(), Sources: d.sources}
+	return drift.Options{Kinds: d.kinds, Grace: d.Grace, MaxSuspendAge: d.MaxSuspendAge, Now: now, Git: d.checkout, Sources: d.sources}
 }
 
 // DriftOptions are the flags and arguments of `kubectl fleet drift`.

@@ -80,9 +80,10 @@ type Options struct {
 	MaxSuspendAge time.Duration
 	// Now is the time ages are measured at.
 	Now time.Time
-	// Git are the checkouts GitRepositories are compared with: by remote
-	// URL, or by the names Sources maps to a checkout.
-	Git     []*gitops.Checkout
+	// Git is the checkout GitRepositories are compared with by remote URL
+	// (nil: none); Sources maps GitRepositories, NAMESPACE/NAME, to
+	// checkouts whatever their URL.
+	Git     *gitops.Checkout
 	Sources map[string]*gitops.Checkout
 }
 
@@ -275,12 +276,9 @@ func digest(rev string) string {
 // has for the branch it tracks.
 func behindGit(o fleet.FluxObject, opts *Options) (fleet.Finding, bool) {
 	checkout, remote := opts.Sources[o.Namespace+"/"+o.Name], ""
-	if checkout == nil {
-		for _, c := range opts.Git {
-			if r, ok := c.Matches(o.URL); ok {
-				checkout, remote = c, r
-				break
-			}
+	if checkout == nil && opts.Git != nil {
+		if r, ok := opts.Git.Matches(o.URL); ok {
+			checkout, remote = opts.Git, r
 		}
 	}
 	if checkout == nil {
