@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -210,17 +211,32 @@ func suspendAnnotations(s *FluxSpec) map[string]string {
 	return out
 }
 
-// stall leaves obj's status one generation behind: its spec changes after
-// the status was written.
-func stall(ctx context.Context, c client.Client, obj client.Object, change func()) error {
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+// stallAfter, once obj was created (err is nil), leaves its status one
+// generation behind when the spec says stalledFor: spec.interval, which
+// Kustomizations and HelmReleases have, changes after the status was
+// written.
+func stallAfter(ctx context.Context, c client.Client, s *FluxSpec, obj client.Object, err error) error {
+	if err != nil || s.StalledFor == nil {
 		return err
 	}
-	change()
-	if err := c.Update(ctx, obj); err != nil {
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"interval":"10m0.000000001s"}}`))
+	if err := c.Patch(ctx, obj, patch); err != nil {
 		return fmt.Errorf("failed to stall %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
+}
+
+// ownerLabels are Flux's ownership labels of the object declaredBy names,
+// KIND/NAMESPACE/NAME; none when it is empty.
+func ownerLabels(declaredBy string) (map[string]string, error) {
+	if declaredBy == "" {
+		return nil, nil
+	}
+	owner, err := flux.ParseDeclaredBy(declaredBy)
+	if err != nil {
+		return nil, err
+	}
+	return flux.OwnerLabels(owner), nil
 }
 
 func readyCondition(s *FluxSpec, generation int64) metav1.Condition {
@@ -274,14 +290,11 @@ func artifact(s *FluxSpec) *fluxmeta.Artifact {
 // status is the controllers' to write.
 func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error {
 	c, controlled := srv.client, srv.spec.FluxControllers
-	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Annotations: suspendAnnotations(s)}
-	if s.DeclaredBy != "" {
-		owner, err := flux.ParseDeclaredBy(s.DeclaredBy)
-		if err != nil {
-			return err
-		}
-		meta.Labels = flux.OwnerLabels(owner)
+	labels, err := ownerLabels(s.DeclaredBy)
+	if err != nil {
+		return err
 	}
+	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: labels, Annotations: suspendAnnotations(s)}
 	attempted := s.Revision
 	if s.AttemptedRevision != "" {
 		attempted = s.AttemptedRevision
@@ -307,14 +320,11 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 		for _, d := range s.DependsOn {
 			obj.Spec.DependsOn = append(obj.Spec.DependsOn, fluxmeta.DependencyReference{Name: d})
 		}
-		if err := create(ctx, c, obj, status(func() {
+		return stallAfter(ctx, c, s, obj, create(ctx, c, obj, status(func() {
 			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
 			obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = s.Revision, attempted
 			obj.Status.ObservedGeneration = obj.Generation
-		})); err != nil || s.StalledFor == nil {
-			return err
-		}
-		return stall(ctx, c, obj, func() { obj.Spec.Interval.Duration++ })
+		})))
 	case helmv2.HelmReleaseKind:
 		kind, ns, name := parseRef(s.SourceRef, sourcev1.HelmRepositoryKind, s.Name)
 		obj := &helmv2.HelmRelease{ObjectMeta: meta, Spec: helmv2.HelmReleaseSpec{
@@ -327,7 +337,7 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 		if err != nil {
 			return err
 		}
-		if err := create(ctx, c, obj, func() {
+		return stallAfter(ctx, c, s, obj, create(ctx, c, obj, func() {
 			obj.Status.Conditions = []metav1.Condition{readyCondition(s, obj.Generation)}
 			if s.Drifted {
 				obj.Status.Conditions = append(obj.Status.Conditions, condition("Drifted", true, "DriftDetected", "Deployment/default/"+s.Name+" changed outside Helm", obj.Generation))
@@ -341,10 +351,7 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 				}}
 			}
 			obj.Status.ObservedGeneration = obj.Generation
-		}); err != nil || s.StalledFor == nil {
-			return err
-		}
-		return stall(ctx, c, obj, func() { obj.Spec.Interval.Duration++ })
+		}))
 	case sourcev1.GitRepositoryKind:
 		url := "https://git.fleet.example/" + s.Name
 		if s.Repo != "" {
@@ -399,19 +406,13 @@ func createHelmChart(ctx context.Context, c client.Client, s *FluxSpec) (string,
 }
 
 func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
+	owner, err := ownerLabels(s.DeclaredBy)
+	if err != nil {
+		return err
+	}
 	labels := map[string]string{}
-	for k, v := range s.Labels {
-		labels[k] = v
-	}
-	if s.DeclaredBy != "" {
-		owner, err := flux.ParseDeclaredBy(s.DeclaredBy)
-		if err != nil {
-			return err
-		}
-		for k, v := range flux.OwnerLabels(owner) {
-			labels[k] = v
-		}
-	}
+	maps.Copy(labels, s.Labels)
+	maps.Copy(labels, owner)
 	obj := &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: labels},
 		Spec: clusterv1.ClusterSpec{
