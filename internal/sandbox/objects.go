@@ -19,7 +19,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -29,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
 // populate creates, on every apiserver at once, the spec's Flux objects and
@@ -182,7 +182,7 @@ func condition(typ string, ok bool, reason, message string, generation int64) me
 func labelFluxCRDs(ctx context.Context, c client.Client, version string) error {
 	for _, name := range []string{"kustomizations.kustomize.toolkit.fluxcd.io", "gitrepositories.source.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"} {
 		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		crd.SetGroupVersionKind(kube.CRDKind())
 		crd.SetName(name)
 		patch := fmt.Sprintf(`{"metadata":{"labels":{"app.kubernetes.io/part-of":"flux","app.kubernetes.io/version":%q}}}`, version)
 		if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {

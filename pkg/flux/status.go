@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
@@ -292,7 +291,7 @@ const versionLabel = "app.kubernetes.io/version"
 // Flux is not installed or the CRD carries no label.
 func Version(ctx context.Context, c *kube.Conn) (string, error) {
 	crd := &metav1.PartialObjectMetadata{}
-	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	crd.SetGroupVersionKind(kube.CRDKind())
 	k, _ := KindNamed(kustomizev1.KustomizationKind)
 	// From the watch cache, as the walk's lists: a CRD read from etcd is
 	// hundreds of KB for the apiserver to decode, for one label.

@@ -43,8 +43,14 @@ func CoreAPIs() []API {
 	return []API{
 		{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Resource: "namespaces"},
 		{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Resource: "secrets", Namespaced: true},
-		{GVK: schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, Resource: "customresourcedefinitions"},
+		{GVK: CRDKind(), Resource: "customresourcedefinitions"},
 	}
+}
+
+// CRDKind is the kind of CustomResourceDefinitions, which the walk reads
+// as metadata only.
+func CRDKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 }
 
 // Options tune every connection a Connector makes.
