@@ -28,6 +28,11 @@ type Locator struct {
 
 	mu    sync.Mutex
 	files map[string][]string
+	// all is every YAML file of the checkout, listed once for every
+	// search of last resort.
+	allOnce sync.Once
+	all     []string
+	allErr  error
 }
 
 // NewLocator indexes the fleet below root.
@@ -122,7 +127,8 @@ func (l *Locator) Locate(o Object, owner *fleet.FluxObject) (Match, error) {
 		}
 		searched = append(searched, fmt.Sprintf("%d files of %s, the path of Kustomization %s/%s", len(files), owner.Path, owner.Namespace, owner.Name))
 	}
-	all, err := l.Checkout.AllFiles()
+	l.allOnce.Do(func() { l.all, l.allErr = l.Checkout.AllFiles() })
+	all, err := l.all, l.allErr
 	if err != nil {
 		return Match{}, err
 	}
