@@ -300,6 +300,9 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 		attempted = s.AttemptedRevision
 	}
 	interval := metav1.Duration{Duration: 10 * time.Minute}
+	// A failed apply is retried in seconds, not at the next interval: a
+	// start under load may fail one and the tests must not wait 10m.
+	retry := &metav1.Duration{Duration: 5 * time.Second}
 	status := func(set func()) func() {
 		if controlled {
 			return nil
@@ -314,7 +317,7 @@ func (f *Fleet) createFlux(ctx context.Context, srv *server, s *FluxSpec) error 
 			path = "./"
 		}
 		obj := &kustomizev1.Kustomization{ObjectMeta: meta, Spec: kustomizev1.KustomizationSpec{
-			Interval: interval, Path: path, Prune: true, Suspend: s.Suspended, KubeConfig: kubeConfigRef(s.KubeConfigSecret),
+			Interval: interval, RetryInterval: retry, Path: path, Prune: true, Suspend: s.Suspended, KubeConfig: kubeConfigRef(s.KubeConfigSecret),
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: kind, Namespace: ns, Name: name},
 		}}
 		for _, d := range s.DependsOn {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -220,4 +221,39 @@ func (c *Cluster) ReadKubeconfig(ctx context.Context, namespace string, names ..
 		return src, secret.Data[KubeconfigKey], nil
 	}
 	return kubeconfig.Source{}, nil, ErrSecretNotFound
+}
+
+// FluxKubeconfigKeys are the keys Flux reads a spec.kubeConfig Secret at
+// when its secretRef names none, in order.
+func FluxKubeconfigKeys() []string { return []string{"value", "value.yaml"} }
+
+// ConnectSecret connects to the cluster whose kubeconfig the Secret
+// namespace/name on this cluster holds, as Flux's spec.kubeConfig.secretRef
+// names it: at key, or at the first of FluxKubeconfigKeys present. The
+// kubeconfig goes through the same policy as a CAPI child's.
+func (c *Cluster) ConnectSecret(ctx context.Context, namespace, name, key string) (*Cluster, error) {
+	src := kubeconfig.Source{Namespace: namespace, Name: name, Key: key}
+	secret := &corev1.Secret{}
+	if err := c.conn.Client().Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%s not found", src)
+		}
+		return nil, fmt.Errorf("failed to read %s: %w", src, err)
+	}
+	keys := []string{key}
+	if key == "" {
+		keys = FluxKubeconfigKeys()
+	}
+	for _, k := range keys {
+		if data, ok := secret.Data[k]; ok {
+			src.Key = k
+			cfg, err := c.connector.Policy.RESTConfig(src, data)
+			if err != nil {
+				return nil, err
+			}
+			return c.connector.Connect(cfg)
+		}
+	}
+	src.Key = keys[0]
+	return nil, fmt.Errorf("%s has no key %s", src, strings.Join(keys, " or "))
 }

@@ -91,7 +91,10 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 		return nil, err
 	}
 	opts.Progress = &fleet.Progress{}
-	stop := o.showProgress(opts.Progress)
+	p := opts.Progress
+	stop := o.showProgress(func() string {
+		return fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
+	})
 	res, err := fleet.Walk(ctx, root, name, opts, append([]fleet.Probe[*capi.Cluster]{flux.Probe[*capi.Cluster]()}, more...)...)
 	stop()
 	if err != nil {
@@ -106,10 +109,10 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 // progressDelay is how long a walk runs before its progress is shown.
 const progressDelay = time.Second
 
-// showProgress draws the walk's progress on stderr when it is a terminal
-// and the walk takes longer than progressDelay: clusters read of those
-// found, and errors so far. The returned function stops and erases it.
-func (o *RootOptions) showProgress(p *fleet.Progress) func() {
+// showProgress draws a line of progress on stderr when it is a terminal
+// and the work takes longer than progressDelay, redrawn as line changes.
+// The returned function stops and erases it.
+func (o *RootOptions) showProgress(line func() string) func() {
 	f, ok := o.ErrOut.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return func() {}
@@ -127,7 +130,7 @@ func (o *RootOptions) showProgress(p *fleet.Progress) func() {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			fmt.Fprintf(f, "\r\x1b[Kwalking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
+			fmt.Fprintf(f, "\r\x1b[K%s", line())
 			select {
 			case <-done:
 				fmt.Fprint(f, "\r\x1b[K")

@@ -34,6 +34,10 @@ var (
 	// driftFleet has one of each kind of drift under aws, none under azure,
 	// and applies testdata/fleet-repo on azure's tenants.
 	driftFleet *sandbox.Fleet
+	// diffFleet runs the real Flux controllers on aws, which applies
+	// testdata/gitrepos/diff-fleet to itself and, through spec.kubeConfig,
+	// to aws/team-a.
+	diffFleet *sandbox.Fleet
 )
 
 func TestMain(m *testing.M) {
@@ -55,7 +59,7 @@ func runWithFleets(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet, "drift": &driftFleet}
+	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet, "drift": &driftFleet, "diff": &diffFleet}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -80,7 +84,7 @@ func runWithFleets(m *testing.M) (int, error) {
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
-		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet} {
+		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet} {
 			if f != nil {
 				if err := f.Stop(); err != nil {
 					fmt.Fprintf(os.Stderr, "warning: %v\n", err)
@@ -129,7 +133,7 @@ var (
 // scrub replaces what changes from run to run: the sandbox's loopback ports
 // and directories.
 func scrub(s string) []byte {
-	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet} {
+	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet} {
 		if f != nil {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}

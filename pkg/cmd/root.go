@@ -99,6 +99,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 		NewCmdTree(o),
 		NewCmdList(o),
 		NewCmdDrift(o),
+		NewCmdDiff(o),
 		NewCmdGet(o),
 		NewCmdGetKubeconfig(o),
 		NewCmdReconcile(o),

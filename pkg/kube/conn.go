@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // API is a kind kubectl fleet reads or writes, with the resource the
@@ -102,7 +104,7 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	// connection, and closing it closes nothing else. The proxy is the one
 	// client-go would use: the environment's.
 	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	conn := &Conn{cfg: cfg, unserved: map[schema.GroupVersionKind]bool{}}
+	conn := &Conn{cfg: cfg, scheme: c.scheme, unserved: map[schema.GroupVersionKind]bool{}}
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		conn.base = rt
@@ -129,7 +131,7 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to build a REST client for %s: %w", RedactURL(cfg.Host), err)
 	}
-	conn.client, conn.rest = cl, rc
+	conn.client, conn.rest, conn.http = cl, rc, httpClient
 	return conn, nil
 }
 
@@ -146,6 +148,8 @@ type Conn struct {
 	base   http.RoundTripper
 	client client.Client
 	rest   *rest.RESTClient
+	http   *http.Client
+	scheme *runtime.Scheme
 
 	mu       sync.Mutex
 	unserved map[schema.GroupVersionKind]bool
@@ -163,6 +167,29 @@ func (c *Conn) Host() string { return c.cfg.Host }
 // Client is the controller-runtime client of the connection; it knows the
 // kinds of the Connector's APIs and no others.
 func (c *Conn) Client() client.Client { return c.client }
+
+// Discovering returns a client of the connection for any kind the cluster
+// serves, found by discovery as it is first used; kinds of the Connector's
+// scheme read typed, every other kind as unstructured. It shares the
+// connection's transport and request log, and each of its requests,
+// discovery included, is bounded by timeout: discovery takes no context.
+// What applies manifests (diff) needs it; the walk does not.
+func (c *Conn) Discovering(timeout time.Duration) (client.Client, error) {
+	if c.http == nil {
+		return c.client, nil // a test's client
+	}
+	hc := *c.http
+	hc.Timeout = timeout
+	mapper, err := apiutil.NewDynamicRESTMapper(c.cfg, &hc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to set up discovery for %s: %w", RedactURL(c.cfg.Host), err)
+	}
+	cl, err := client.New(c.cfg, client.Options{Scheme: c.scheme, Mapper: mapper, HTTPClient: &hc})
+	if err != nil {
+		return nil, fmt.Errorf("failed to build a client for %s: %w", RedactURL(c.cfg.Host), err)
+	}
+	return cl, nil
+}
 
 // Close closes the connection's idle network connections. The Conn stays
 // usable: a later request connects again.
