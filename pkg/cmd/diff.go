@@ -275,7 +275,7 @@ func remoteTarget(n *fleet.Node, obj fleet.FluxObject) string {
 		return n.Path
 	}
 	for _, c := range n.Children {
-		if c.Namespace == obj.Namespace && c.KubeconfigSecret == obj.KubeConfigSecret {
+		if obj.AppliesTo(c) {
 			return c.Path
 		}
 	}

@@ -163,6 +163,13 @@ type Suspension struct {
 // IsReady reports whether the object's Ready condition is True.
 func (o FluxObject) IsReady() bool { return o.Ready == "True" }
 
+// AppliesTo reports whether o, an object on child's parent, applies to
+// child through spec.kubeConfig: its secretRef names child's kubeconfig
+// Secret, which is local to o's namespace (the remote-cluster technique).
+func (o FluxObject) AppliesTo(child *Node) bool {
+	return o.KubeConfigSecret != "" && o.KubeConfigSecret == child.KubeconfigSecret && o.Namespace == child.Namespace
+}
+
 // Walk visits n and every node below it, parents before children.
 func (n *Node) Walk(visit func(*Node)) {
 	visit(n)

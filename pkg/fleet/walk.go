@@ -493,9 +493,9 @@ func (w *walker[C]) fail(err error) {
 // object's namespace.
 func linkAppliedFrom(n *Node) {
 	for _, c := range n.Children {
-		if n.Flux != nil && c.KubeconfigSecret != "" {
+		if n.Flux != nil {
 			for _, o := range n.Flux.Objects {
-				if o.KubeConfigSecret == c.KubeconfigSecret && o.Namespace == c.Namespace {
+				if o.AppliesTo(c) {
 					c.AppliedFrom = append(c.AppliedFrom, o)
 				}
 			}
