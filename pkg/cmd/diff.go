@@ -88,17 +88,8 @@ func NewCmdDiff(root *RootOptions) *cobra.Command {
 			# A GitRepository whose URL is not a remote of the checkout
 			kubectl fleet diff --source flux-system/platform=~/platform`),
 		ValidArgsFunction: completePaths(root),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return &ExitError{Code: ExitDiffError, Err: err}
-			}
-			if err := o.Validate(); err != nil {
-				return &ExitError{Code: ExitDiffError, Err: err}
-			}
-			return o.Run(c.Context())
-		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: ExitDiffError, Err: err} })
+	runWithUsageCode(cmd, ExitDiffError, o)
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
 	o.GitFlags.AddFlags(f, "diff every Kustomization whose GitRepository's URL is one of its remotes against its working tree")
@@ -136,10 +127,8 @@ func (o *DiffOptions) Validate() error {
 	if o.Git == "" && len(o.Sources) == 0 {
 		errs = append(errs, fmt.Errorf("diff compares the fleet with a checkout: give --%s DIR (a clone of the fleet repository), or --%s NAMESPACE/NAME=DIR", flagGit, flagSource))
 	}
-	switch o.Output {
-	case "", outputJSON, outputYAML:
-	default:
-		errs = append(errs, fmt.Errorf("invalid --%s %q: use json or yaml", flagOutput, o.Output))
+	if err := validateOutput(o.Output); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -174,14 +163,9 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 		return &ExitError{Code: ExitDiffError, Err: fmt.Errorf("diff interrupted: %w", err)}
 	}
 	report := fluxdiff.NewReport(diffs, unreadable)
-	switch o.Output {
-	case outputJSON:
-		err = render.JSON(o.Out, report)
-	case outputYAML:
-		err = render.YAML(o.Out, report)
-	default:
-		err = render.Diff(o.Out, report, render.DiffOptions{Color: o.useColor(o.Out)})
-	}
+	err = printAs(o.Out, o.Output, report, func() error {
+		return render.Diff(o.Out, report, render.DiffOptions{Color: o.useColor(o.Out)})
+	})
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}
 	}

@@ -184,17 +184,8 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 			# Sources behind the fleet repository's main branch
 			git -C ~/fleet fetch && kubectl fleet drift --git ~/fleet --kind source-behind-git`),
 		ValidArgsFunction: completePaths(root),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return &ExitError{Code: ExitDriftError, Err: err}
-			}
-			if err := o.Validate(); err != nil {
-				return &ExitError{Code: ExitDriftError, Err: err}
-			}
-			return o.Run(c.Context())
-		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: ExitDriftError, Err: err} })
+	runWithUsageCode(cmd, ExitDriftError, o)
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
 	o.DriftFlags.AddFlags(f)
@@ -208,13 +199,7 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 	return cmd
 }
 
-func driftKindNames() []string {
-	var out []string
-	for _, k := range drift.Kinds() {
-		out = append(out, string(k))
-	}
-	return out
-}
+func driftKindNames() []string { return stringsOf(drift.Kinds()) }
 
 // Complete parses PATHs and levels.
 func (o *DriftOptions) Complete(args []string) error {
@@ -234,10 +219,8 @@ func (o *DriftOptions) Validate() error {
 	}
 	errs = append(errs, o.WalkFlags.Validate()...)
 	errs = append(errs, o.DriftFlags.Validate()...)
-	switch o.Output {
-	case "", outputJSON, outputYAML:
-	default:
-		errs = append(errs, fmt.Errorf("invalid --%s %q: use json or yaml", flagOutput, o.Output))
+	if err := validateOutput(o.Output); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, validateLevels(o.levels)...)
 	return errors.Join(errs...)
@@ -261,14 +244,9 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	}
 	now := o.now()
 	report := drift.NewReport(nodes, o.options(now))
-	switch o.Output {
-	case outputJSON:
-		err = render.JSON(o.Out, report)
-	case outputYAML:
-		err = render.YAML(o.Out, report)
-	default:
-		err = render.DriftTable(o.Out, report, render.DriftOptions{Color: o.useColor(o.Out), Now: now})
-	}
+	err = printAs(o.Out, o.Output, report, func() error {
+		return render.DriftTable(o.Out, report, render.DriftOptions{Color: o.useColor(o.Out), Now: now})
+	})
 	if err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}
 	}

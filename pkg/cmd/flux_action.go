@@ -198,10 +198,8 @@ func (o *FluxActionOptions) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, o.WalkFlags.Validate()...)
-	switch o.Output {
-	case "", outputJSON, outputYAML:
-	default:
-		errs = append(errs, fmt.Errorf("invalid --%s %q: use json or yaml", flagOutput, o.Output))
+	if err := validateOutput(o.Output); err != nil {
+		errs = append(errs, err)
 	}
 	if o.AllNamespaces && o.selection.Namespace != "" {
 		errs = append(errs, fmt.Errorf("-n/--namespace cannot be used with -A/--%s", flagAllNamespaces))
@@ -322,13 +320,9 @@ func (o *FluxActionOptions) print(r *fleet.ActionReport) error {
 			fmt.Fprintf(o.ErrOut, "%s: %s %s/%s: warning: %s\n", fleet.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Warning)
 		}
 	}
-	switch o.Output {
-	case outputJSON:
-		return render.JSON(o.Out, r)
-	case outputYAML:
-		return render.YAML(o.Out, r)
-	}
-	return render.ActionTable(o.Out, r, render.ActionOptions{Color: o.useColor(o.Out)})
+	return printAs(o.Out, o.Output, r, func() error {
+		return render.ActionTable(o.Out, r, render.ActionOptions{Color: o.useColor(o.Out)})
+	})
 }
 
 // exitFor is ExitOK when nothing failed, ExitPartial when some results

@@ -128,10 +128,14 @@ func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []strin
 }
 
 // levelNames are the values --level takes, for completion.
-func levelNames() []string {
-	var out []string
-	for _, l := range fluxop.Levels() {
-		out = append(out, string(l))
+func levelNames() []string { return stringsOf(fluxop.Levels()) }
+
+// stringsOf are the values of a list of string constants, for completion
+// and help.
+func stringsOf[T ~string](values []T) []string {
+	out := make([]string, 0, len(values))
+	for _, v := range values {
+		out = append(out, string(v))
 	}
 	return out
 }

@@ -152,14 +152,9 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	var nodes []*fleet.Node
 	node.Walk(func(n *fleet.Node) { nodes = append(nodes, n) })
 	o.annotate(res.Root, nodes, time.Now())
-	switch o.Output {
-	case outputJSON:
-		err = render.JSON(o.Out, node)
-	case outputYAML:
-		err = render.YAML(o.Out, node)
-	default:
-		err = render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out), Drift: o.Drift, Git: o.Git != ""})
-	}
+	err = printAs(o.Out, o.Output, node, func() error {
+		return render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out), Drift: o.Drift, Git: o.Git != ""})
+	})
 	if err != nil {
 		return err
 	}

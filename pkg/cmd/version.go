@@ -7,7 +7,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
 )
 
 // NewCmdVersion builds `kubectl fleet version`.
@@ -21,17 +20,14 @@ func NewCmdVersion(root *RootOptions) *cobra.Command {
 			kubectl fleet version -o json`),
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if err := validateOutput(output); err != nil {
+				return err
+			}
 			info := version.Get()
-			switch output {
-			case "":
+			return printAs(root.Out, output, info, func() error {
 				_, err := fmt.Fprintf(root.Out, "kubectl-fleet %s (commit %s, built %s, %s)\n", info.Version, info.Commit, info.BuildDate, info.GoVersion)
 				return err
-			case outputJSON:
-				return render.JSON(root.Out, info)
-			case outputYAML:
-				return render.YAML(root.Out, info)
-			}
-			return fmt.Errorf("invalid --%s %q: use json or yaml", flagOutput, output)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, flagOutput, "o", "", "Output format: json or yaml")
