@@ -3,7 +3,6 @@ package cmd_test
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,11 +59,7 @@ func diffCheckout(t *testing.T) string {
 
 func diffReport(t *testing.T, r result) *fluxdiff.Report {
 	t.Helper()
-	rep := &fluxdiff.Report{}
-	if err := json.Unmarshal([]byte(r.stdout), rep); err != nil {
-		t.Fatalf("diff -o json: %v\nstdout: %s\nstderr: %s", err, r.stdout, r.stderr)
-	}
-	return rep
+	return decode[fluxdiff.Report](t, r)
 }
 
 // actions lists "TARGET KIND/NS/NAME action" for every object of a report

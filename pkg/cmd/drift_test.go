@@ -1,7 +1,6 @@
 package cmd_test
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"slices"
@@ -18,11 +17,7 @@ import (
 func driftReport(t *testing.T, f *sandbox.Fleet, args ...string) (*drift.Report, result) {
 	t.Helper()
 	r := onFleet(t, f, append([]string{"drift", "-o", "json"}, args...)...)
-	rep := &drift.Report{}
-	if err := json.Unmarshal([]byte(r.stdout), rep); err != nil {
-		t.Fatalf("drift -o json printed no report (exit %d): %v\n%s\nstderr: %s", r.code, err, r.stdout, r.stderr)
-	}
-	return rep, r
+	return decode[drift.Report](t, r), r
 }
 
 // found lists findings as "cluster kind object".

@@ -2,7 +2,6 @@ package cmd_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -61,11 +60,7 @@ func handledAt(o *unstructured.Unstructured) string {
 
 func report(t *testing.T, r result) *fleet.ActionReport {
 	t.Helper()
-	rep := &fleet.ActionReport{}
-	if err := json.Unmarshal([]byte(r.stdout), rep); err != nil {
-		t.Fatalf("-o json is not a report: %v\n%s\nstderr: %s", err, r.stdout, r.stderr)
-	}
-	return rep
+	return decode[fleet.ActionReport](t, r)
 }
 
 func resultOf(rep *fleet.ActionReport, cluster, object string) *fleet.ActionResult {

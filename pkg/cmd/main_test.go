@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -117,6 +118,17 @@ func run(t *testing.T, args ...string) result {
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	code := cmd.Execute(context.Background(), streams, args)
 	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+// decode reads what a command printed with -o json as a T, or fails the
+// test showing the output.
+func decode[T any](t *testing.T, r result) *T {
+	t.Helper()
+	v := new(T)
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("-o json printed no %T (exit %d): %v\n%s\nstderr: %s", v, r.code, err, r.stdout, r.stderr)
+	}
+	return v
 }
 
 // onFleet runs kubectl fleet against the root cluster of f.
