@@ -195,11 +195,31 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, err
 			return nil, err
 		}
 	}
+	return c.connectWith(src, data)
+}
+
+// connectWith checks a kubeconfig read from src against the policy and
+// connects to the cluster it names.
+func (c *Cluster) connectWith(src kubeconfig.Source, data []byte) (*Cluster, error) {
 	cfg, err := c.connector.Policy.RESTConfig(src, data)
 	if err != nil {
 		return nil, err
 	}
 	return c.connector.Connect(cfg)
+}
+
+// readSecret reads a Secret of this cluster; nil, and no error, when it
+// does not exist. src names it in errors.
+func (c *Cluster) readSecret(ctx context.Context, src kubeconfig.Source) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	err := c.conn.Client().Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: src.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("failed to read %s: %w", src, err)
+	}
+	return secret, nil
 }
 
 // ErrSecretNotFound marks a kubeconfig Secret that does not exist.
@@ -210,13 +230,12 @@ var ErrSecretNotFound = errors.New("kubeconfig secret not found")
 func (c *Cluster) ReadKubeconfig(ctx context.Context, namespace string, names ...string) (kubeconfig.Source, []byte, error) {
 	for _, name := range names {
 		src := kubeconfig.Source{Namespace: namespace, Name: name, Key: KubeconfigKey}
-		secret := &corev1.Secret{}
-		err := c.conn.Client().Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret)
+		secret, err := c.readSecret(ctx, src)
 		switch {
-		case apierrors.IsNotFound(err):
-			continue
 		case err != nil:
-			return src, nil, fmt.Errorf("failed to read %s: %w", src, err)
+			return src, nil, err
+		case secret == nil:
+			continue
 		}
 		return src, secret.Data[KubeconfigKey], nil
 	}
@@ -233,12 +252,12 @@ func FluxKubeconfigKeys() []string { return []string{"value", "value.yaml"} }
 // kubeconfig goes through the same policy as a CAPI child's.
 func (c *Cluster) ConnectSecret(ctx context.Context, namespace, name, key string) (*Cluster, error) {
 	src := kubeconfig.Source{Namespace: namespace, Name: name, Key: key}
-	secret := &corev1.Secret{}
-	if err := c.conn.Client().Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%s not found", src)
-		}
-		return nil, fmt.Errorf("failed to read %s: %w", src, err)
+	secret, err := c.readSecret(ctx, src)
+	switch {
+	case err != nil:
+		return nil, err
+	case secret == nil:
+		return nil, fmt.Errorf("%s not found", src)
 	}
 	keys := []string{key}
 	if key == "" {
@@ -247,11 +266,7 @@ func (c *Cluster) ConnectSecret(ctx context.Context, namespace, name, key string
 	for _, k := range keys {
 		if data, ok := secret.Data[k]; ok {
 			src.Key = k
-			cfg, err := c.connector.Policy.RESTConfig(src, data)
-			if err != nil {
-				return nil, err
-			}
-			return c.connector.Connect(cfg)
+			return c.connectWith(src, data)
 		}
 	}
 	src.Key = keys[0]
