@@ -77,10 +77,10 @@ func drawKustomizationDiff(b *strings.Builder, st styles, c *fluxdiff.ClusterRep
 			line += ": " + oneLine(o.Reason)
 		}
 		fmt.Fprintf(b, "    %s\n", actionStyle(st, o.Action).Render(line))
+		if o.Diff == "" {
+			continue
+		}
 		for _, l := range strings.Split(strings.TrimRight(o.Diff, "\n"), "\n") {
-			if o.Diff == "" {
-				break
-			}
 			fmt.Fprintf(b, "      %s\n", diffLineStyle(st, l).Render(l))
 		}
 	}
