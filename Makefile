@@ -44,6 +44,24 @@ test: lint sandbox-bins flux-bins krew-bins ## Unit tests and end-to-end tests o
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./pkg/fleet ./pkg/render
 	FLEET_BENCH_TENANTS=100 FLEET_BENCH_LOOP=5 FLEET_BENCH_OUT=$(BIN)/benchmarks-test.md \
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 20m ./internal/bench
+	@echo "fuzz targets, $(FUZZ_SHORT) each (long runs: make fuzz)"
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT)
+
+# Every parser of untrusted input, as PACKAGE:TARGET: the kubeconfig policy,
+# CAPI Clusters and Flux objects as an apiserver serves them, PATHs, the
+# sandbox spec, the git write path's YAML edit and the terminal escaper.
+FUZZ_TARGETS := ./pkg/kubeconfig:FuzzPolicy ./pkg/capi:FuzzClusterObject ./pkg/flux:FuzzFluxObjects \
+	./pkg/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./pkg/gitops:FuzzSetSuspend ./pkg/escape:FuzzString
+FUZZ_SHORT ?= 5s
+FUZZTIME   ?= 5m
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 5m; make test runs them for 5s).
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "go test -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZTIME) $$pkg"; \
+		go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 # The fleet sizes make bench walks, tenants in all under 5 masters.
 BENCH_TENANTS ?= 10,100,1000

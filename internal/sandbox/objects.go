@@ -15,6 +15,7 @@ import (
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +47,13 @@ func (f *Fleet) populate(ctx context.Context) error {
 const populateWorkers = 16
 
 func (f *Fleet) populateServer(ctx context.Context, s *server) error {
+	if s.spec.NoCRDs {
+		return nil
+	}
 	if err := labelFluxCRDs(ctx, s.client, s.spec.FluxVersion); err != nil {
+		return err
+	}
+	if err := createBulk(ctx, s.client, s.spec.FluxObjects); err != nil {
 		return err
 	}
 	for i := range s.spec.Flux {
@@ -87,9 +94,12 @@ func (f *Fleet) populateChild(ctx context.Context, parent *server, child *Cluste
 	}
 	var value []byte
 	var err error
-	if child.Kubeconfig == KubeconfigValid {
+	switch {
+	case child.Kubeconfig == KubeconfigValid && child.RBAC != "":
+		value, err = restrictedKubeconfig(ctx, f.childServer(parent, child), child)
+	case child.Kubeconfig == KubeconfigValid:
 		value, err = adminKubeconfig(f.childServer(parent, child), child)
-	} else {
+	default:
 		value, err = f.faultKubeconfig(parent, child)
 	}
 	if err != nil || value == nil {
@@ -125,6 +135,77 @@ func (f *Fleet) createUserSecret(ctx context.Context, parent *server, child *Clu
 		return err
 	}
 	return createSecret(ctx, parent.client, child, name, label, value)
+}
+
+// restrictedKubeconfig is a kubeconfig of a user whose RBAC on s reads
+// (and patches Flux objects) as child.RBAC allows: everything but Secrets,
+// or everything but HelmReleases.
+func restrictedKubeconfig(ctx context.Context, s *server, child *ClusterSpec) ([]byte, error) {
+	group := "fleet-" + child.RBAC
+	read := []string{"get", "list", "watch"}
+	core := []string{"namespaces", "configmaps"}
+	fluxGroups := []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"}
+	switch child.RBAC {
+	case RBACNoSecrets:
+	case RBACNoHelmReleases:
+		core = append(core, "secrets")
+		fluxGroups = fluxGroups[:2]
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: group}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: core, Verbs: read},
+		{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"*"}, Verbs: read},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: read},
+		{APIGroups: fluxGroups, Resources: []string{"*"}, Verbs: append(read, "patch", "update")},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: group},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: group},
+		Subjects: []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: group}}}
+	for _, obj := range []client.Object{role, binding} {
+		if err := s.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("failed to create %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		}
+	}
+	cfg, err := s.addUser(envtest.User{Name: child.Name + "-" + child.RBAC, Groups: []string{group}})
+	if err != nil {
+		return nil, err
+	}
+	return kubeconfigFor(child.Name, cfg, nil)
+}
+
+// createBulk creates n ready Kustomizations in flux-system, bulk-00001 on.
+func createBulk(ctx context.Context, c client.Client, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if err := ensureNamespace(ctx, c, "flux-system"); err != nil {
+		return err
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for range populateWorkers {
+		wg.Go(func() {
+			for i := range work {
+				k := &kustomizev1.Kustomization{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bulk-%05d", i), Namespace: "flux-system"},
+					Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: time.Hour}, Path: "./", Prune: true,
+						SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"}},
+				}
+				if err := c.Create(ctx, k); err != nil && !apierrors.IsAlreadyExists(err) {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("failed to create Kustomization %s: %w", k.Name, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := 1; i <= n; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // adminKubeconfig is what CAPI writes for a cluster: a system:masters user

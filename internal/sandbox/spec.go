@@ -27,6 +27,12 @@ const (
 	KubeconfigCycle       = "cycle"
 )
 
+// RBAC restrictions of a cluster's kubeconfig (ClusterSpec.RBAC).
+const (
+	RBACNoSecrets      = "no-secrets"
+	RBACNoHelmReleases = "no-helmreleases"
+)
+
 // User kubeconfig Secrets of infrastructure providers.
 const (
 	UserKubeconfigCAPA = "capa"
@@ -92,6 +98,16 @@ type ClusterSpec struct {
 	// FluxVersion is the app.kubernetes.io/version label of the Flux CRDs
 	// on the cluster's apiserver (default DefaultFluxVersion).
 	FluxVersion string `json:"fluxVersion,omitempty"`
+	// RBAC restricts what the kubeconfig its parent holds for it may do on
+	// it: "no-secrets" reads everything but Secrets (its children cannot
+	// be reached), "no-helmreleases" everything but HelmReleases.
+	RBAC string `json:"rbac,omitempty"`
+	// FluxObjects adds that many ready Kustomizations, bulk-00001 and on,
+	// in flux-system: a cluster whose lists are large.
+	FluxObjects int `json:"fluxObjects,omitempty"`
+	// NoCRDs starts the apiserver without the CAPI and Flux CRDs: it holds
+	// no clusters and serves no Flux.
+	NoCRDs bool `json:"noCRDs,omitempty"`
 
 	// origin identifies the entry of the spec file a cluster comes from,
 	// and copy which of its Count clusters it is (0 without Count): the
@@ -280,6 +296,15 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		}
 		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil) {
 			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server nor latency", where, c.Kubeconfig)
+		}
+		if c.RBAC != "" && c.RBAC != RBACNoSecrets && c.RBAC != RBACNoHelmReleases {
+			return fmt.Errorf("%s: rbac %q is not %s or %s", where, c.RBAC, RBACNoSecrets, RBACNoHelmReleases)
+		}
+		if c.RBAC != "" && (c.Kubeconfig != KubeconfigValid || c.SharedServer) {
+			return fmt.Errorf("%s: rbac needs a valid kubeconfig and a server of its own", where)
+		}
+		if c.NoCRDs && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.FluxObjects > 0 || c.FluxControllers) {
+			return fmt.Errorf("%s: a cluster with noCRDs can hold neither clusters nor flux objects", where)
 		}
 		if c.Count < 0 {
 			return fmt.Errorf("%s: count %d is negative", where, c.Count)

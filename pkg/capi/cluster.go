@@ -93,6 +93,9 @@ func (c *Cluster) Kube() *kube.Conn { return c.conn }
 // Identity is the cluster's identity (see kube.Conn.Identity).
 func (c *Cluster) Identity(ctx context.Context) (string, error) { return c.conn.Identity(ctx) }
 
+// Endpoint is the server URL and CA of the connection (kube.Conn.Endpoint).
+func (c *Cluster) Endpoint() string { return c.conn.Endpoint() }
+
 // ServerVersion is the apiserver's gitVersion.
 func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
 	return c.conn.ServerVersion(ctx)
@@ -216,6 +219,8 @@ func (c *Cluster) readSecret(ctx context.Context, src kubeconfig.Source) (*corev
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("forbidden: cannot get %s: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"get\"]} in namespace %s (%w)", src, src.Namespace, err)
 	case err != nil:
 		return nil, fmt.Errorf("failed to read %s: %w", src, err)
 	}

@@ -158,7 +158,7 @@ func (o *RootOptions) policy() kubeconfig.Policy {
 			defer mu.Unlock()
 			if !announced[command] {
 				announced[command] = true
-				fmt.Fprintf(o.ErrOut, "warning: running exec credential plugin %s, named by %s (allowed by --%s)\n", command, src, flagAllowExec)
+				printLine(o.ErrOut, "warning: running exec credential plugin %s, named by %s (allowed by --%s)", command, src, flagAllowExec)
 			}
 		},
 	}

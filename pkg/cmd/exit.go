@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 )
 
 // Exit codes shared by every command; docs/exit-codes.md documents them.
@@ -34,6 +36,13 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
+// printLine prints one line on w, formatted, with every character a
+// terminal could act on escaped (newlines included): the arguments may
+// hold names and messages read from clusters and Secrets.
+func printLine(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, escape.String(fmt.Sprintf(format, args...)))
+}
+
 // exitCode prints err once, as kubectl does, and returns the process exit code.
 func exitCode(errOut io.Writer, err error) int {
 	if err == nil {
@@ -43,7 +52,7 @@ func exitCode(errOut io.Writer, err error) int {
 	if errors.As(err, &exit) && exit.Err == nil {
 		return exit.Code
 	}
-	fmt.Fprintf(errOut, "error: %v\n", err)
+	fmt.Fprint(errOut, escape.Lines(fmt.Sprintf("error: %v\n", err)))
 	if exit != nil {
 		return exit.Code
 	}

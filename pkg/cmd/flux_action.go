@@ -36,6 +36,7 @@ const (
 	flagReason         = "reason"
 	flagActor          = "actor"
 	flagClusterTimeout = "cluster-timeout"
+	flagIncludeForeign = "include-foreign"
 	flagGit            = "git"
 	flagBranch         = "branch"
 )
@@ -64,11 +65,15 @@ type FluxActionOptions struct {
 	Yes           bool
 	DryRun        bool
 	Wait          bool
-	Timeout       time.Duration
-	Output        string
-	WithSource    bool
-	Reason        string
-	Actor         string
+	// IncludeForeign resumes objects suspended by someone else too. With
+	// --git it is implied: a suspension in git is a commit with an author
+	// and a reason, and the resume is one too, for a review.
+	IncludeForeign bool
+	Timeout        time.Duration
+	Output         string
+	WithSource     bool
+	Reason         string
+	Actor          string
 	// Git, Branch and Force make suspend and resume a commit to a
 	// checkout of the fleet repository instead of a change to clusters.
 	Git    string
@@ -125,6 +130,7 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 		f.StringVar(&o.Actor, flagActor, "", "Who, recorded in the kubectl-fleet/suspended-by annotation (default: the user of your kubeconfig context)")
 	case fluxop.Resume:
 		f.BoolVar(&o.Wait, flagWait, false, "Wait for each resumed object to be reconciled and Ready")
+		f.BoolVar(&o.IncludeForeign, flagIncludeForeign, false, "Also resume objects that kubectl fleet did not suspend (no kubectl-fleet annotations): someone suspended them for their own reasons")
 		f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait: how long to wait for each object")
 		f.StringVar(&o.Reason, flagReason, "", "With --git: why, recorded in the commit message")
 	}
@@ -147,7 +153,7 @@ func (o *FluxActionOptions) Complete(c *cobra.Command, args []string) error {
 	if len(kinds) == 0 {
 		kinds = []string{"kustomization", "helmrelease"}
 	}
-	o.selection = fluxop.Selection{Kinds: map[string]bool{}, Name: o.Name, Levels: parseLevels(o.Levels)}
+	o.selection = fluxop.Selection{Kinds: map[string]bool{}, Name: o.Name, Levels: parseLevels(o.Levels), IncludeForeign: o.IncludeForeign || o.Git != ""}
 	for _, k := range kinds {
 		kind, err := flux.ParseKind(k)
 		if err != nil {
@@ -317,7 +323,7 @@ func (o *FluxActionOptions) progress() func(done, total int) {
 func (o *FluxActionOptions) print(r *fleet.ActionReport) error {
 	for _, res := range r.Results {
 		if res.Warning != "" {
-			fmt.Fprintf(o.ErrOut, "%s: %s %s/%s: warning: %s\n", fleet.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Warning)
+			printLine(o.ErrOut, "%s: %s %s/%s: warning: %s", fleet.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Warning)
 		}
 	}
 	return printAs(o.Out, o.Output, r, func() error {

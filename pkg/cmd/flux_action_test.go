@@ -308,3 +308,20 @@ func isSuspended(o *unstructured.Unstructured) bool {
 	s, _, _ := unstructured.NestedBool(o.Object, "spec", "suspend")
 	return s
 }
+
+// resume leaves alone an object that someone else suspended (no
+// kubectl-fleet annotations), says so, and resumes it only with
+// --include-foreign (defect 9).
+func TestResumeLeavesForeignSuspensions(t *testing.T) {
+	needFleets(t)
+	const hr = "HelmRelease flux-system/cert-manager"
+	r := onFleet(t, fluxFleet, "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--dry-run", "-o", "json")
+	res := resultOf(report(t, r), "azure", hr)
+	if r.code != 0 || res == nil || res.Result != fleet.Skipped || !strings.Contains(res.Message, "kubectl fleet") || !strings.Contains(res.Message, "--include-foreign") {
+		t.Errorf("resume of a foreign suspension: exit %d, result %+v; want skipped, saying why", r.code, res)
+	}
+	r = onFleet(t, fluxFleet, "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--include-foreign", "--dry-run", "-o", "json")
+	if res := resultOf(report(t, r), "azure", hr); r.code != 0 || res == nil || res.Result != fleet.WouldResume {
+		t.Errorf("resume --include-foreign: exit %d, result %+v; want would resume", r.code, res)
+	}
+}

@@ -32,7 +32,7 @@ func (o *FluxActionOptions) runGit(ctx context.Context) error {
 		return err
 	}
 	plan := fluxop.Select(res, o.verb.name, o.selection)
-	if len(plan.Targets) == 0 && len(plan.Unreached) == 0 {
+	if len(plan.Targets) == 0 && len(plan.Decided()) == 0 {
 		fmt.Fprintln(o.ErrOut, "No matching Flux objects.")
 		return nil
 	}

@@ -182,23 +182,32 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 		return o.merge(target, src, in)
 	}
 	o.warn(target, src, in)
-	if o.OutputFile != "" {
-		return o.writeFile(target, data)
+	// Only the context the Secret's current-context names is handed out:
+	// whatever else the Secret holds was checked (LeftOut), never written.
+	minimal, err := in.Minimal()
+	if err != nil {
+		return err
 	}
-	_, err = o.Out.Write(data)
+	if o.OutputFile != "" {
+		return o.writeFile(target, minimal)
+	}
+	_, err = o.Out.Write(minimal)
 	return err
 }
 
 // warn tells the operator what the kubeconfig will do in their hands.
 func (o *GetKubeconfigOptions) warn(target *fleet.Target[*capi.Cluster], src kubeconfig.Source, in *kubeconfig.Inspection) {
 	if in.Admin {
-		fmt.Fprintf(o.ErrOut, "warning: %s is an admin credential (system:masters) of %s: it can do anything there\n", src, target.Path)
+		printLine(o.ErrOut, "warning: %s is an admin credential (system:masters) of %s: it can do anything there", src, target.Path)
 	}
 	if in.Exec != nil {
-		fmt.Fprintf(o.ErrOut, "warning: %s runs a command to get credentials, which kubectl will run (kubectl fleet did not): %s\n", src, quoteCommand(in.Exec.Command, in.Exec.Args))
+		printLine(o.ErrOut, "warning: %s runs a command to get credentials, which kubectl will run (kubectl fleet did not): %s", src, quoteCommand(in.Exec.Command, in.Exec.Args))
 	}
 	for _, r := range in.Refused {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", r)
+		printLine(o.ErrOut, "warning: %s", r)
+	}
+	for _, r := range in.LeftOut {
+		printLine(o.ErrOut, "warning: %s; left out: only context %q is handed out", r, in.Context)
 	}
 }
 
@@ -211,9 +220,22 @@ func quoteCommand(command string, args []string) string {
 }
 
 func (o *GetKubeconfigOptions) writeFile(target *fleet.Target[*capi.Cluster], data []byte) error {
+	// Only a new path, or with --force a regular file, is written: never
+	// a device, a FIFO, a directory or a symlink to one of them (or to
+	// anything: a symlink is refused too), whose mode a chmod would change.
+	info, err := os.Lstat(o.OutputFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("failed to write the kubeconfig: %w", err)
+	case !o.Force:
+		return fmt.Errorf("%s already exists: use --%s to overwrite it", o.OutputFile, flagForce)
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("refusing to write %s: it is not a regular file (%s); give a new path or a regular file", o.OutputFile, fileKind(info.Mode()))
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if o.Force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		flags = os.O_WRONLY | os.O_CREATE
 	}
 	f, err := os.OpenFile(o.OutputFile, flags, 0o600)
 	if errors.Is(err, os.ErrExist) {
@@ -222,20 +244,43 @@ func (o *GetKubeconfigOptions) writeFile(target *fleet.Target[*capi.Cluster], da
 	if err != nil {
 		return fmt.Errorf("failed to write the kubeconfig: %w", err)
 	}
-	// An overwritten file may have had a looser mode: a kubeconfig is 0600.
-	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close()
+	write := func() error {
+		// What was opened may have been swapped since the Lstat.
+		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+			return fmt.Errorf("refusing to write %s: it is not a regular file", o.OutputFile)
+		}
+		// An overwritten file may have had a looser mode: a kubeconfig is 0600.
+		if err := f.Chmod(0o600); err != nil {
+			return err
+		}
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		_, err := f.Write(data)
+		return err
+	}
+	if err := errors.Join(write(), f.Close()); err != nil {
 		return fmt.Errorf("failed to write %s: %w", o.OutputFile, err)
 	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("failed to write %s: %w", o.OutputFile, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("failed to write %s: %w", o.OutputFile, err)
-	}
-	fmt.Fprintf(o.ErrOut, "wrote the kubeconfig of %s to %s\n", target.Path, o.OutputFile)
+	printLine(o.ErrOut, "wrote the kubeconfig of %s to %s", target.Path, o.OutputFile)
 	return nil
+}
+
+// fileKind names what a non-regular file is, for an error.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }
 
 // merge adds the kubeconfig to the operator's own. Fields that would make
@@ -258,12 +303,12 @@ func (o *GetKubeconfigOptions) merge(target *fleet.Target[*capi.Cluster], src ku
 	if res.Replaced {
 		verb = "replaced"
 	}
-	fmt.Fprintf(o.ErrOut, "%s context %q (cluster %s) in %s\n", verb, name, target.Path, res.Path)
+	printLine(o.ErrOut, "%s context %q (cluster %s) in %s", verb, name, target.Path, res.Path)
 	if res.Normalized {
-		fmt.Fprintf(o.ErrOut, "warning: %s could not be edited in place (flow-style YAML?): it was rewritten whole, every entry kept, comments and layout not\n", res.Path)
+		printLine(o.ErrOut, "warning: %s could not be edited in place (flow-style YAML?): it was rewritten whole, every entry kept, comments and layout not", res.Path)
 	}
 	if o.SetCurrent {
-		fmt.Fprintf(o.ErrOut, "switched to context %q\n", name)
+		printLine(o.ErrOut, "switched to context %q", name)
 	}
 	return nil
 }

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -37,11 +39,14 @@ func (s *redactingSink) Init(info logr.RuntimeInfo) {
 func (s *redactingSink) Enabled(level int) bool { return s.sink.Enabled(level) }
 
 func (s *redactingSink) Info(level int, msg string, kv ...any) {
-	s.sink.Info(level, msg, redact(msg, kv)...)
+	s.sink.Info(level, redactUserinfo(msg), redact(msg, kv)...)
 }
 
 func (s *redactingSink) Error(err error, msg string, kv ...any) {
-	s.sink.Error(err, msg, redact(msg, kv)...)
+	if err != nil {
+		err = errors.New(redactUserinfo(err.Error()))
+	}
+	s.sink.Error(err, redactUserinfo(msg), redact(msg, kv)...)
 }
 
 func (s *redactingSink) WithValues(kv ...any) logr.LogSink {
@@ -59,13 +64,30 @@ func (s *redactingSink) WithCallDepth(depth int) logr.LogSink {
 	return s
 }
 
+// userinfoRE matches the user information of a URL (user:password@).
+var userinfoRE = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://)[^/@\s'"]+@`)
+
+// redactUserinfo drops user:password@ from every URL in s: client-go logs
+// request URLs, and a curl command line at -v=9.
+func redactUserinfo(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	return userinfoRE.ReplaceAllString(s, "${1}")
+}
+
 // redact replaces the "body" value of client-go's "Request Body" and
 // "Response Body" messages when it may carry Secret data.
 func redact(msg string, kv []any) []any {
-	if !strings.HasSuffix(msg, " Body") {
-		return kv
-	}
 	out := append([]any(nil), kv...)
+	for i, v := range out {
+		if s, ok := v.(string); ok {
+			out[i] = redactUserinfo(s)
+		}
+	}
+	if !strings.HasSuffix(msg, " Body") {
+		return out
+	}
 	for i := 0; i+1 < len(out); i += 2 {
 		if out[i] != "body" {
 			continue

@@ -39,6 +39,9 @@ var (
 	// testdata/gitrepos/diff-fleet to itself and, through spec.kubeConfig,
 	// to aws/team-a.
 	diffFleet *sandbox.Fleet
+	// reliabilityFleet is the fault suite's: RBAC that hides Secrets or
+	// HelmReleases, a slow cluster, 5,000 Flux objects, no CRDs.
+	reliabilityFleet *sandbox.Fleet
 )
 
 func TestMain(m *testing.M) {
@@ -60,7 +63,7 @@ func runWithFleets(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet, "drift": &driftFleet, "diff": &diffFleet}
+	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet, "drift": &driftFleet, "diff": &diffFleet, "reliability": &reliabilityFleet}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -85,7 +88,7 @@ func runWithFleets(m *testing.M) (int, error) {
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
-		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet} {
+		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet, reliabilityFleet} {
 			if f != nil {
 				if err := f.Stop(); err != nil {
 					fmt.Fprintf(os.Stderr, "warning: %v\n", err)
@@ -145,7 +148,7 @@ var (
 // scrub replaces what changes from run to run: the sandbox's loopback ports
 // and directories.
 func scrub(s string) []byte {
-	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet} {
+	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet, reliabilityFleet} {
 		if f != nil {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}

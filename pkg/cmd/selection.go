@@ -15,7 +15,11 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
 
-const flagEnv = "env"
+const (
+	flagEnv         = "env"
+	flagMaxDepth    = "max-depth"
+	flagMaxClusters = "max-clusters"
+)
 
 // WalkFlags are the flags of every command that walks the fleet.
 type WalkFlags struct {
@@ -24,6 +28,8 @@ type WalkFlags struct {
 	Concurrency int
 	// Timeout is per cluster.
 	Timeout time.Duration
+	// MaxDepth and MaxClusters bound the walk, whatever the fleet says.
+	MaxDepth, MaxClusters int
 	// timeoutFlag names the flag of Timeout: --timeout, or --cluster-timeout
 	// where --timeout is the wait of a Flux operation.
 	timeoutFlag string
@@ -31,7 +37,7 @@ type WalkFlags struct {
 
 // NewWalkFlags returns the defaults.
 func NewWalkFlags() WalkFlags {
-	return WalkFlags{Concurrency: fleet.DefaultConcurrency, Timeout: 10 * time.Second, timeoutFlag: flagTimeout}
+	return WalkFlags{Concurrency: fleet.DefaultConcurrency, Timeout: 10 * time.Second, MaxDepth: fleet.DefaultMaxDepth, MaxClusters: fleet.DefaultMaxClusters, timeoutFlag: flagTimeout}
 }
 
 // AddFlags registers --env, --concurrency and --timeout.
@@ -39,6 +45,8 @@ func (w *WalkFlags) AddFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&w.Envs, flagEnv, nil, "Select an environment: the master of that name, or the masters of that infrastructure provider (repeatable)")
 	f.IntVar(&w.Concurrency, flagConcurrency, w.Concurrency, "How many clusters to talk to at once")
 	f.DurationVar(&w.Timeout, w.timeoutFlag, w.Timeout, "Time allowed per cluster: reading its kubeconfig Secret, connecting and reading its state")
+	f.IntVar(&w.MaxDepth, flagMaxDepth, w.MaxDepth, "Walk no deeper than this many levels below the root, whatever the fleet says (a cluster past it is reported, not read)")
+	f.IntVar(&w.MaxClusters, flagMaxClusters, w.MaxClusters, "Reach no more than this many clusters in all, whatever the fleet says (those past it are reported, not read)")
 }
 
 // Validate checks the flags.
@@ -46,6 +54,12 @@ func (w *WalkFlags) Validate() []error {
 	var errs []error
 	if w.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("invalid --%s %d: it must be at least 1", flagConcurrency, w.Concurrency))
+	}
+	if w.MaxDepth < 1 {
+		errs = append(errs, fmt.Errorf("invalid --%s %d: it must be at least 1", flagMaxDepth, w.MaxDepth))
+	}
+	if w.MaxClusters < 1 {
+		errs = append(errs, fmt.Errorf("invalid --%s %d: it must be at least 1", flagMaxClusters, w.MaxClusters))
 	}
 	if w.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("invalid --%s %s: it must be positive", w.timeoutFlag, w.Timeout))
@@ -60,7 +74,7 @@ func (w *WalkFlags) Validate() []error {
 
 // Options turns the flags and the parsed PATHs into walk options.
 func (w *WalkFlags) Options(paths [][]fleet.Segment, depth int) fleet.Options {
-	return fleet.Options{Paths: paths, Envs: w.Envs, Depth: depth, Concurrency: w.Concurrency, Timeout: w.Timeout}
+	return fleet.Options{Paths: paths, Envs: w.Envs, Depth: depth, Concurrency: w.Concurrency, Timeout: w.Timeout, MaxDepth: w.MaxDepth, MaxClusters: w.MaxClusters}
 }
 
 // parsePaths parses PATH arguments.

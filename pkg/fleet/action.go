@@ -52,10 +52,10 @@ type ActionResult struct {
 	// (--with-source).
 	Source  bool    `json:"source,omitempty"`
 	Seconds float64 `json:"durationSeconds"`
-	Message string  `json:"message,omitempty"`
+	Message string  `json:"message,omitempty" escape:"oneline"`
 	// Warning is something the operator should know about the result,
 	// printed on stderr: a suspend that Flux will undo, say.
-	Warning string `json:"warning,omitempty"`
+	Warning string `json:"warning,omitempty" escape:"oneline"`
 }
 
 // ActionReport is what a fleet-wide Flux operation did.
@@ -77,7 +77,7 @@ type GitCommit struct {
 	Files []string `json:"files"`
 	// Push is the command that publishes the commit.
 	Push    string `json:"push,omitempty"`
-	Message string `json:"message"`
+	Message string `json:"message" escape:"oneline"`
 	// Diff is the unified diff of a dry run.
 	Diff string `json:"diff,omitempty"`
 }

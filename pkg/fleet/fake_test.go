@@ -21,6 +21,8 @@ type fakeCluster struct {
 	flux     *fleet.Flux
 	fluxErr  error
 	listErr  error
+	// endpoint, when set, is the fake's Endpoint; else its id.
+	endpoint string
 	// hang makes Identity wait for the context to end.
 	hang bool
 	// gauge, when set, counts the calls under way across the whole fake fleet.
@@ -171,6 +173,13 @@ func (f *fakeCluster) Identity(ctx context.Context) (string, error) {
 		return "", ctx.Err()
 	}
 	return f.id, nil
+}
+
+func (f *fakeCluster) Endpoint() string {
+	if f.endpoint != "" {
+		return "fake:" + f.endpoint
+	}
+	return "fake:" + f.id
 }
 
 func (f *fakeCluster) ServerVersion(ctx context.Context) (string, error) {

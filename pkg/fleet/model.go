@@ -8,6 +8,10 @@ type Node struct {
 	// root, Name is the kubeconfig context and Namespace is empty.
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
+	// InvalidName is true when Name or Namespace is not a name an
+	// apiserver accepts (DNS-1123): the parent that served it is broken
+	// or hostile. Text output shows such a name quoted and flagged.
+	InvalidName bool `json:"invalidName,omitempty"`
 	// Path addresses the cluster from the root, e.g. "aws/team-a"; the root's
 	// path is empty. See ParsePath for the syntax.
 	Path string `json:"path"`
@@ -39,7 +43,7 @@ type Node struct {
 	AppliedFrom []FluxObject `json:"appliedFrom,omitempty"`
 	// Error says why the cluster could not be reached or read; empty when the
 	// walk got everything it asked for.
-	Error string `json:"error"`
+	Error string `json:"error" escape:"oneline"`
 	// ProbeErrors are the reads of the walk's probes that failed, by probe
 	// name; the cluster itself was read.
 	ProbeErrors map[string]string `json:"probeErrors,omitempty"`
@@ -88,7 +92,11 @@ type Flux struct {
 	// Objects are the Flux objects on the cluster, sorted by kind, namespace, name.
 	Objects []FluxObject `json:"objects"`
 	// Error says which Flux lists could not be read.
-	Error string `json:"error,omitempty"`
+	Error string `json:"error,omitempty" escape:"oneline"`
+	// Unread are the kinds that could not be listed, by kind name (e.g.
+	// "HelmRelease"), with the error: the cluster was read in part, and
+	// nothing is known of its objects of those kinds.
+	Unread map[string]string `json:"unread,omitempty"`
 	// HelmCharts are the charts HelmReleases apply, read only by drift:
 	// their artifact revision is what a HelmRelease should be at.
 	HelmCharts []FluxObject `json:"helmCharts,omitempty"`
@@ -107,7 +115,7 @@ type FluxObject struct {
 	Name      string `json:"name"`
 	// Ready is the status of the Ready condition: "True", "False" or "Unknown".
 	Ready     string `json:"ready"`
-	Message   string `json:"message,omitempty"`
+	Message   string `json:"message,omitempty" escape:"oneline"`
 	Suspended bool   `json:"suspended"`
 	// Revision is lastAppliedRevision, or the artifact revision of a source.
 	Revision  string `json:"revision,omitempty"`
@@ -147,7 +155,7 @@ type FluxObject struct {
 // Condition is one status condition, as drift reports it.
 type Condition struct {
 	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" escape:"oneline"`
 	// Since is lastTransitionTime, RFC 3339.
 	Since string `json:"since,omitempty"`
 }
@@ -155,6 +163,9 @@ type Condition struct {
 // Suspension is who suspended a Flux object, why and when (RFC 3339), as
 // far as the annotations on it say.
 type Suspension struct {
+	// Fleet is true when kubectl fleet suspended the object (its
+	// annotations are there); otherwise By is flux-operator's, if any.
+	Fleet  bool   `json:"kubectlFleet,omitempty"`
 	By     string `json:"by,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	At     string `json:"at,omitempty"`
@@ -209,7 +220,7 @@ type Finding struct {
 	Actual   string     `json:"actual,omitempty"`
 	// Since is when the cluster recorded the state (RFC 3339), if it did.
 	Since   string `json:"since,omitempty"`
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" escape:"oneline"`
 }
 
 // ObjectRef names an object of a cluster.

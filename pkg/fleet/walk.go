@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Cluster is a connection to one cluster of the fleet, of type C: the walk
@@ -18,6 +20,10 @@ type Cluster[C any] interface {
 	// Identity returns a value that is equal for every connection to the
 	// same cluster, however it was reached; it detects cycles.
 	Identity(ctx context.Context) (string, error)
+	// Endpoint returns a value equal for every connection to the same
+	// server URL with the same CA: a cluster reached twice on one path by
+	// it is a cycle, whatever identity the server reports.
+	Endpoint() string
 	// ServerVersion returns the version the apiserver reports.
 	ServerVersion(ctx context.Context) (string, error)
 	// Children lists the CAPI Clusters this cluster holds. A cluster that
@@ -102,9 +108,24 @@ type Options struct {
 	// closed as soon as its reads are done and its children connected, so
 	// that a walk holds about Concurrency connections at a time.
 	KeepConnections bool
+	// MaxDepth bounds how many levels below the root the walk goes, and
+	// MaxClusters how many clusters it reaches in all, whatever the fleet
+	// says: a hostile cluster can make its children up. Zero is
+	// DefaultMaxDepth, DefaultMaxClusters. A cluster past a bound is a node
+	// with an error saying so, not walked.
+	MaxDepth    int
+	MaxClusters int
 	// Progress, when set, is kept up to date while the walk runs.
 	Progress *Progress
 }
+
+// Default bounds of a walk: far beyond a real fleet (MoM, masters, tenants
+// are 3 levels), near enough that a fleet that loops on itself under new
+// identities stops at once.
+const (
+	DefaultMaxDepth    = 8
+	DefaultMaxClusters = 10000
+)
 
 // Progress counts a walk's clusters as it goes; read it from any goroutine.
 type Progress struct {
@@ -171,6 +192,12 @@ func Walk[C Cluster[C]](ctx context.Context, root C, rootName string, opts Optio
 	if opts.Progress == nil {
 		opts.Progress = &Progress{}
 	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = DefaultMaxDepth
+	}
+	if opts.MaxClusters <= 0 {
+		opts.MaxClusters = DefaultMaxClusters
+	}
 	w := &walker[C]{opts: opts, probes: probes, sem: make(chan struct{}, opts.Concurrency), selected: map[*Node]bool{}, conns: map[*Node]C{}}
 	node := &Node{Name: rootName, Children: []*Node{}}
 	sel := selection{envs: opts.Envs, root: len(opts.Paths) == 0 && len(opts.Envs) == 0}
@@ -181,6 +208,7 @@ func Walk[C Cluster[C]](ctx context.Context, root C, rootName string, opts Optio
 		sel.paths = append(sel.paths, pathRef{full: p})
 	}
 	opts.Progress.Found.Add(1)
+	w.clusters.Add(1)
 	w.visit(ctx, node, func(context.Context) (C, error) { return root, nil }, nil, sel, func() {})
 	w.wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -273,9 +301,11 @@ type walker[C Cluster[C]] struct {
 	errs     []error
 	selected map[*Node]bool
 	conns    map[*Node]C
+	// clusters counts the nodes made so far, against MaxClusters.
+	clusters atomic.Int64
 }
 
-type ancestor struct{ identity, path string }
+type ancestor struct{ identity, endpoint, path string }
 
 // visit fills node from its cluster and starts the visits of its children.
 // It holds a concurrency slot only while it talks to the cluster, never while
@@ -334,7 +364,7 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 			r.conn.Close()
 		}
 	}
-	ancestors = append(ancestors[:len(ancestors):len(ancestors)], ancestor{identity: r.identity, path: node.Path})
+	ancestors = append(ancestors[:len(ancestors):len(ancestors)], ancestor{identity: r.identity, endpoint: r.conn.Endpoint(), path: node.Path})
 	for i, child := range children {
 		cs, walked := next[i]
 		if !walked {
@@ -342,6 +372,13 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 		}
 		n := newNode(node.Path, segs[i], child)
 		node.Children = append(node.Children, n)
+		if limit := w.limit(len(ancestors)); limit != "" {
+			n.Error = limit
+			w.opts.Progress.Read.Add(1)
+			w.opts.Progress.Failed.Add(1)
+			release()
+			continue
+		}
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
@@ -450,8 +487,9 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 		conn.Close()
 		return r
 	}
+	endpoint := conn.Endpoint()
 	for _, a := range ancestors {
-		if a.identity != identity {
+		if a.identity != identity && a.endpoint != endpoint {
 			continue
 		}
 		node.CycleOf = &a.path
@@ -474,6 +512,19 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 		}
 	}
 	return reading[C]{conn: conn, identity: identity, children: children}
+}
+
+// limit says why a child at depth cannot be walked, or "" when it can: it
+// is past MaxDepth, or the walk has reached MaxClusters (the child is then
+// counted).
+func (w *walker[C]) limit(depth int) string {
+	if depth > w.opts.MaxDepth {
+		return fmt.Sprintf("not walked: deeper than the walk's limit of %d levels below the root (--max-depth)", w.opts.MaxDepth)
+	}
+	if w.clusters.Add(1) > int64(w.opts.MaxClusters) {
+		return fmt.Sprintf("not walked: the walk reached its limit of %d clusters (--max-clusters)", w.opts.MaxClusters)
+	}
+	return ""
 }
 
 func (w *walker[C]) fail(err error) {
@@ -508,6 +559,7 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 	return &Node{
 		Name:             c.Name,
 		Namespace:        c.Namespace,
+		InvalidName:      len(validation.IsDNS1123Subdomain(c.Name)) > 0 || (c.Namespace != "" && len(validation.IsDNS1123Label(c.Namespace)) > 0),
 		Path:             JoinPath(parentPath, seg),
 		Provider:         c.Provider,
 		Version:          c.Version,

@@ -558,3 +558,63 @@ func TestChildPathsListsOneLevel(t *testing.T) {
 		t.Errorf("aws's Children calls (-want +got):\n%s", diff)
 	}
 }
+
+// The walk is bounded whatever the fleet says: a chain of new identities
+// stops at MaxDepth, a wide fleet at MaxClusters, each cluster past a
+// bound a node that says so (defect 3).
+func TestWalkBounds(t *testing.T) {
+	// A chain 12 deep, every cluster a new identity.
+	root := newFake("c0")
+	for i, c := 1, root; i <= 12; i++ {
+		next := newFake(fmt.Sprintf("c%d", i))
+		c.with(tenant(fmt.Sprintf("c%d", i), "chain"), next)
+		c = next
+	}
+	node := walk(t, root, fleet.Options{Depth: -1, MaxDepth: 3})
+	var depth int
+	for n := node; len(n.Children) > 0; n = n.Children[0] {
+		depth++
+		if c := n.Children[0]; depth == 4 {
+			if !strings.Contains(c.Error, "not walked: deeper than the walk's limit of 3 levels") || len(c.Children) != 0 {
+				t.Errorf("the cluster past the depth bound: %+v", c)
+			}
+		}
+	}
+	if depth != 4 {
+		t.Errorf("walked %d levels, want 3 and the refused one", depth)
+	}
+
+	wide := newFake("mom")
+	for i := range 20 {
+		wide.with(master(fmt.Sprintf("m%02d", i)), newFake(fmt.Sprintf("m%02d", i)))
+	}
+	node = walk(t, wide, fleet.Options{Depth: -1, MaxClusters: 10})
+	var walked, refused int
+	for _, c := range node.Children {
+		switch {
+		case c.Error == "":
+			walked++
+		case strings.Contains(c.Error, "limit of 10 clusters (--max-clusters)"):
+			refused++
+		}
+	}
+	if walked != 9 || refused != 11 {
+		t.Errorf("%d walked and %d refused, want 9 (and the root) and 11", walked, refused)
+	}
+}
+
+// A cluster reached again on one path by the same server URL and CA is a
+// cycle, even when it claims a new identity.
+func TestWalkCycleByEndpoint(t *testing.T) {
+	root := newFake("mom")
+	liar := newFake("liar-1")
+	liar.with(tenant("again", "x"), newFake("liar-2"))
+	root.with(master("liar"), liar)
+	// Both liars answer at one endpoint.
+	liar.endpoint, liar.targets["x/again"].endpoint = "same", "same"
+	node := walk(t, root, fleet.Options{Depth: -1})
+	again := node.Children[0].Children[0]
+	if again.CycleOf == nil || *again.CycleOf != "liar" {
+		t.Errorf("the cluster at the same endpoint is not a cycle of liar: %+v", again)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -15,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -48,28 +48,39 @@ func get(ctx context.Context, c client.Client, ref Ref) (*unstructured.Unstructu
 }
 
 // patch applies mutate to the object behind ref as a JSON merge patch with
-// optimistic locking, and retries from a fresh read on a conflict. mutate
-// returns false to write nothing.
+// optimistic locking, and retries from a fresh read on a conflict, for as
+// long as ctx allows: a conflict means another writer got in between, and
+// under ordinary contention the next try wins. mutate returns false to
+// write nothing.
 func patch(ctx context.Context, c client.Client, ref Ref, mutate func(*unstructured.Unstructured) (bool, error)) (bool, error) {
-	var changed bool
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		obj, err := get(ctx, c, ref)
-		if err != nil {
-			return err
+	backoff := wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Jitter: 1, Steps: math.MaxInt32, Cap: 500 * time.Millisecond}
+	for tries := 1; ; tries++ {
+		changed, err := patchOnce(ctx, c, ref, mutate)
+		if !apierrors.IsConflict(err) {
+			return changed, err
 		}
-		before := obj.DeepCopy()
-		if changed, err = mutate(obj); err != nil || !changed {
-			return err
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("%w (it kept changing: %d tries before %w)", err, tries, ctx.Err())
+		case <-time.After(backoff.Step()):
 		}
-		if err := c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager)); err != nil {
-			return fmt.Errorf("failed to update %s: %w", ref, err)
-		}
-		return nil
-	})
-	if apierrors.IsConflict(err) {
-		return false, fmt.Errorf("%w (it kept changing; gave up after %d tries)", err, retry.DefaultBackoff.Steps)
 	}
-	return changed, err
+}
+
+func patchOnce(ctx context.Context, c client.Client, ref Ref, mutate func(*unstructured.Unstructured) (bool, error)) (bool, error) {
+	obj, err := get(ctx, c, ref)
+	if err != nil {
+		return false, err
+	}
+	before := obj.DeepCopy()
+	changed, err := mutate(obj)
+	if err != nil || !changed {
+		return false, err
+	}
+	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager)); err != nil {
+		return false, fmt.Errorf("failed to update %s: %w", ref, err)
+	}
+	return true, nil
 }
 
 func suspended(obj *unstructured.Unstructured) bool {

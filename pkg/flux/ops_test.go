@@ -268,3 +268,43 @@ func TestParseKind(t *testing.T) {
 		t.Error("ParseKind(bucket) succeeded")
 	}
 }
+
+// Suspend and resume hold under contention: a writer that gets in before
+// each of our first 12 writes makes them conflict, and they still land
+// (defect 8: they gave up after 5 tries).
+func TestSuspendAndResumeHoldUnderContention(t *testing.T) {
+	c := realClient(t)
+	ww, err := client.NewWithWatch(solo.Members[""].Config, client.Options{Scheme: c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patches atomic.Int32
+	racing := interceptor.NewClient(ww, interceptor.Funcs{
+		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if patches.Add(1) <= 12 {
+				other := getKs(t, c)
+				other.Labels = map[string]string{"raced": fmt.Sprint(patches.Load())}
+				if err := c.Update(ctx, other); err != nil {
+					t.Errorf("the racing update failed: %v", err)
+				}
+			}
+			return cl.Patch(ctx, obj, patch, opts...)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := flux.Suspend(ctx, racing, ks, "tester", "contention", time.Now())
+	if err != nil || !res.Changed {
+		t.Fatalf("suspend under contention: %+v, %v", res, err)
+	}
+	if got := patches.Load(); got != 13 {
+		t.Errorf("%d patches, want 13: 12 conflicts, then the write", got)
+	}
+	patches.Store(0)
+	if changed, _, err := flux.Resume(ctx, racing, ks, time.Now()); err != nil || !changed {
+		t.Fatalf("resume under contention: %v, %v", changed, err)
+	}
+	if getKs(t, c).Spec.Suspend {
+		t.Error("still suspended")
+	}
+}

@@ -55,6 +55,10 @@ func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
 			continue
 		case errs[i] != nil:
 			failed = append(failed, fmt.Errorf("list %ss: %w", k.Name, errs[i]))
+			if out.Unread == nil {
+				out.Unread = map[string]string{}
+			}
+			out.Unread[k.Name] = errs[i].Error()
 			continue
 		}
 		out.Installed = true
@@ -143,7 +147,8 @@ func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspe
 	}
 	a := meta.Annotations
 	if by := a[SuspendedByAnnotation] + a[SuspendReasonAnnotation] + a[SuspendedAtAnnotation] + a[fluxOperatorSuspendedBy]; by != "" {
-		o.Suspension = &fleet.Suspension{By: a[SuspendedByAnnotation], Reason: a[SuspendReasonAnnotation], At: a[SuspendedAtAnnotation]}
+		o.Suspension = &fleet.Suspension{By: a[SuspendedByAnnotation], Reason: a[SuspendReasonAnnotation], At: a[SuspendedAtAnnotation],
+			Fleet: a[SuspendedByAnnotation] != "" || a[SuspendedAtAnnotation] != ""}
 		if o.Suspension.By == "" {
 			o.Suspension.By = a[fluxOperatorSuspendedBy]
 		}

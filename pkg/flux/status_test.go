@@ -146,12 +146,12 @@ func TestStatusReadsWhatDriftNeeds(t *testing.T) {
 		objs[o.Name] = o
 	}
 	o := objs["ours"]
-	if o.Suspension == nil || *o.Suspension != (fleet.Suspension{By: "alice", Reason: "incident", At: "2026-11-01T00:00:00Z"}) ||
+	if o.Suspension == nil || *o.Suspension != (fleet.Suspension{Fleet: true, By: "alice", Reason: "incident", At: "2026-11-01T00:00:00Z"}) ||
 		o.Generation != 3 || o.ObservedGeneration != 2 || o.AttemptedRevision != "main@sha1:2" || o.ReadyReason != "BuildFailed" ||
 		o.ReadySince != "2026-11-01T00:00:00Z" || o.Path != "./apps" || o.ArtifactSource != "GitRepository/flux-system/flux-system" {
 		t.Errorf("ours = %+v", o)
 	}
-	if s := objs["theirs"].Suspension; s == nil || s.By != "flux-operator-ui" {
+	if s := objs["theirs"].Suspension; s == nil || s.By != "flux-operator-ui" || s.Fleet {
 		t.Errorf("theirs.Suspension = %+v, want flux-operator's suspendedBy", s)
 	}
 	h := objs["ingress"]

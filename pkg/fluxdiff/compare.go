@@ -46,11 +46,11 @@ type Object struct {
 	Name       string `json:"name"`
 	Action     Action `json:"action"`
 	// Reason says why an object is skipped or failed.
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty" escape:"oneline"`
 	// Diff is, for a configured object, the unified diff of the live
 	// object (---) and the object after the apply (+++), Secret values
 	// masked.
-	Diff string `json:"diff,omitempty"`
+	Diff string `json:"diff,omitempty" escape:"lines"`
 }
 
 // String is KIND/NAMESPACE/NAME, or KIND/NAME for a cluster-scoped object.

@@ -20,7 +20,7 @@ type ClusterReport struct {
 	// Path is the cluster's fleet path.
 	Path string `json:"path"`
 	// Error says why the cluster, or its Flux objects, could not be read.
-	Error          string          `json:"error,omitempty"`
+	Error          string          `json:"error,omitempty" escape:"oneline"`
 	Kustomizations []Kustomization `json:"kustomizations"`
 }
 

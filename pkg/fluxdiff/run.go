@@ -51,8 +51,8 @@ type Kustomization struct {
 	Suspended bool   `json:"suspended,omitempty"`
 	// Skipped says why the Kustomization was not diffed; Error why the
 	// diff failed.
-	Skipped string   `json:"skipped,omitempty"`
-	Error   string   `json:"error,omitempty"`
+	Skipped string   `json:"skipped,omitempty" escape:"oneline"`
+	Error   string   `json:"error,omitempty" escape:"oneline"`
 	Objects []Object `json:"objects"`
 }
 

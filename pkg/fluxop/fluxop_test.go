@@ -34,8 +34,10 @@ func (c *cluster) with(children ...*cluster) *cluster {
 	return c
 }
 
-func (c *cluster) Kube() *kube.Conn                              { return c.conn }
-func (c *cluster) Identity(context.Context) (string, error)      { return c.name, nil }
+func (c *cluster) Kube() *kube.Conn                         { return c.conn }
+func (c *cluster) Identity(context.Context) (string, error) { return c.name, nil }
+func (c *cluster) Endpoint() string                         { return "fake:" + c.name }
+
 func (c *cluster) ServerVersion(context.Context) (string, error) { return "v1.36.3", nil }
 func (c *cluster) Close()                                        {}
 func (c *cluster) Children(context.Context, bool) ([]fleet.Child, error) {
@@ -63,7 +65,12 @@ func fluxProbe() fleet.Probe[*cluster] {
 }
 
 func ks(name string, suspended bool) fleet.FluxObject {
-	return fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: name, Ready: "True", Suspended: suspended, Labels: map[string]string{"tier": "apps"}}
+	o := fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: name, Ready: "True", Suspended: suspended, Labels: map[string]string{"tier": "apps"}}
+	if suspended {
+		// Suspended by kubectl fleet: a resume acts on it without --include-foreign.
+		o.Suspension = &fleet.Suspension{Fleet: true, By: "tester"}
+	}
+	return o
 }
 
 func hr(name string) fleet.FluxObject {

@@ -56,7 +56,7 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		return nil, fmt.Errorf("%s cannot be made in git", plan.Verb)
 	}
 	l := cfg.Locator
-	change := &GitChange{Verb: plan.Verb, Results: append([]fleet.ActionResult{}, plan.Unreached...), Remote: l.Remote(nil, nil)}
+	change := &GitChange{Verb: plan.Verb, Results: plan.Decided(), Remote: l.Remote(nil, nil)}
 	edits := map[string]*gitops.Edit{}
 	var problems []string
 	selected := map[string]bool{}

@@ -47,10 +47,10 @@ func Run(ctx context.Context, plan *Plan, cfg Config) (*fleet.ActionReport, erro
 		started = cfg.Now()
 	}
 	report := &fleet.ActionReport{Action: string(plan.Verb), DryRun: cfg.DryRun, Results: []fleet.ActionResult{}}
-	if len(plan.Targets) == 0 && len(plan.Unreached) == 0 {
+	if len(plan.Targets) == 0 && len(plan.Decided()) == 0 {
 		return report, nil
 	}
-	report.Results = append(report.Results, plan.Unreached...)
+	report.Results = append(report.Results, plan.Decided()...)
 	var results []fleet.ActionResult
 	if cfg.DryRun {
 		results = make([]fleet.ActionResult, len(plan.Targets))

@@ -1,6 +1,9 @@
 package fluxop
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -62,6 +65,25 @@ type Selection struct {
 	Labels labels.Selector
 	// Levels, when not empty, are the levels of the clusters to act on.
 	Levels LevelSet
+	// IncludeForeign resumes objects that kubectl fleet did not suspend
+	// too; without it they are held: someone suspended them for their
+	// own reasons.
+	IncludeForeign bool
+}
+
+// Foreign reports whether o is suspended, and not by kubectl fleet.
+func Foreign(o *fleet.FluxObject) bool {
+	return o.Suspended && (o.Suspension == nil || !o.Suspension.Fleet)
+}
+
+// heldMessage says why a foreign suspended object is not resumed, and who
+// suspended it, as far as its annotations say.
+func heldMessage(o *fleet.FluxObject) string {
+	who := "suspended without kubectl fleet's annotations (who did is not recorded)"
+	if s := o.Suspension; s != nil && s.By != "" {
+		who = "suspended by " + s.By + " (flux-operator's annotation), not by kubectl fleet"
+	}
+	return who + ": left suspended; --include-foreign resumes it"
 }
 
 func (s *Selection) matches(o *fleet.FluxObject) bool {
@@ -95,6 +117,15 @@ type Plan struct {
 	// Unreached are the selected clusters that could not be read: a failed
 	// result each, since what is on them is not known.
 	Unreached []fleet.ActionResult
+	// Held are the objects a resume leaves alone: suspended by someone
+	// else, without IncludeForeign. A skipped result each.
+	Held []fleet.ActionResult
+}
+
+// Decided are the results known before anything runs: unreached clusters
+// and held objects.
+func (p *Plan) Decided() []fleet.ActionResult {
+	return append(append([]fleet.ActionResult{}, p.Unreached...), p.Held...)
 }
 
 // Clusters counts the clusters the targets are on.
@@ -121,12 +152,25 @@ func Select[C kube.Connected](res *fleet.Result[C], verb Verb, sel Selection) *P
 		if n.Flux == nil {
 			continue
 		}
+		// A kind that could not be listed there is a failure of the
+		// cluster for that kind: its objects are not known, so not acted on.
+		for _, kind := range slices.Sorted(maps.Keys(n.Flux.Unread)) {
+			if sel.Kinds[kind] {
+				plan.Unreached = append(plan.Unreached, fleet.ActionResult{Cluster: n.Path, Result: fleet.Failed, Failed: true,
+					Message: fmt.Sprintf("%ss not listed, none acted on: %s", kind, n.Flux.Unread[kind])})
+			}
+		}
 		var c client.Client
 		if conn, ok := res.Conn(n); ok {
 			c = conn.Kube().Client()
 		}
 		for i := range n.Flux.Objects {
-			if o := &n.Flux.Objects[i]; sel.matches(o) {
+			o := &n.Flux.Objects[i]
+			switch {
+			case !sel.matches(o):
+			case verb == Resume && Foreign(o) && !sel.IncludeForeign:
+				plan.Held = append(plan.Held, fleet.ActionResult{Cluster: n.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped, Message: heldMessage(o)})
+			default:
 				plan.Targets = append(plan.Targets, Target{Node: n, Object: *o, Client: c})
 			}
 		}

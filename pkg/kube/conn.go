@@ -61,7 +61,16 @@ type Options struct {
 	UserAgent string
 	// Requests, when set, counts every request of every connection.
 	Requests *RequestLog
+	// MaxResponseBytes bounds the body of every response; a longer one
+	// fails its request (ErrResponseTooLarge). Zero is
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
 }
+
+// DefaultMaxResponseBytes bounds a response body unless Options say
+// otherwise: 64 MiB, above any list the walk makes of a real cluster
+// (5,000 Flux objects are about 25 MiB) and far below what would hurt.
+const DefaultMaxResponseBytes = 64 << 20
 
 // Connector makes connections that share a scheme and a REST mapper.
 type Connector struct {
@@ -109,6 +118,7 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		conn.base = rt
 		rt = &oneConnection{next: rt, ready: make(chan struct{})}
+		rt = limitBodies{next: rt, limit: c.maxBody()}
 		if c.opts.Requests != nil {
 			rt = c.opts.Requests.wrap(cfg.Host, rt)
 		}
@@ -121,6 +131,7 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to build an HTTP client for %s: %w", RedactURL(cfg.Host), err)
 	}
+	httpClient.CheckRedirect = sameOrigin
 	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, Mapper: c.mapper, HTTPClient: httpClient})
 	if err != nil {
 		return nil, fmt.Errorf("failed to build a client for %s: %w", RedactURL(cfg.Host), err)
@@ -261,11 +272,17 @@ func (c *Conn) Identity(ctx context.Context) (string, error) {
 	case err == nil:
 		return "uid:" + string(ns.UID), nil
 	case apierrors.IsForbidden(err):
-		sum := sha256.Sum256(append([]byte(c.cfg.Host+"\n"), c.cfg.CAData...))
-		return "server:" + hex.EncodeToString(sum[:]), nil
+		return c.Endpoint(), nil
 	default:
 		return "", c.ReachError(err)
 	}
+}
+
+// Endpoint is a value equal for every connection to the same server URL
+// with the same CA.
+func (c *Conn) Endpoint() string {
+	sum := sha256.Sum256(append([]byte(c.cfg.Host+"\n"), c.cfg.CAData...))
+	return "server:" + hex.EncodeToString(sum[:])
 }
 
 // ServerVersion returns the gitVersion the apiserver reports on /version.

@@ -51,11 +51,8 @@ func MergeFile(path string, e Entry, setCurrent bool) (*MergeResult, error) {
 }
 
 func mergeFile(path string, e Entry, setCurrent bool, wait time.Duration) (*MergeResult, error) {
-	target, err := filepath.EvalSymlinks(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		target = path
-	case err != nil:
+	target, err := resolveLinks(path)
+	if err != nil {
 		return nil, fmt.Errorf("failed to resolve kubeconfig %s: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
@@ -404,6 +401,32 @@ func lockFile(path string, wait time.Duration) (func(), error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// resolveLinks follows path's symlinks to the file they name, which need
+// not exist: a kubeconfig that is a dangling symlink (into a dotfiles
+// repository, say) is created where the link points, the link kept.
+func resolveLinks(path string) (string, error) {
+	for range 40 {
+		info, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return path, nil
+		case err != nil:
+			return "", err
+		case info.Mode()&os.ModeSymlink == 0:
+			return filepath.EvalSymlinks(path)
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("too many levels of symbolic links")
 }
 
 // writeAtomic replaces path with data: a temporary file in the same

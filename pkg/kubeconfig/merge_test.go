@@ -191,3 +191,27 @@ func TestMergeFileCreatesANewPrivateFile(t *testing.T) {
 		t.Errorf("lock left behind: %v", err)
 	}
 }
+
+// A kubeconfig that is a dangling symlink is created where the link
+// points; the link stays a link.
+func TestMergeIntoDanglingSymlinkCreatesItsTarget(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "config")
+	if err := os.Symlink("dotfiles/kubeconfig", link); err != nil {
+		t.Fatal(err)
+	}
+	res, err := MergeFile(link, teamA("https://10.0.0.1:6443"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "dotfiles", "kubeconfig")
+	if res.Path != want {
+		t.Errorf("merged into %s, want %s", res.Path, want)
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v %v", info.Mode(), err)
+	}
+	if _, err := os.Stat(want); err != nil {
+		t.Errorf("the link's target was not created: %v", err)
+	}
+}

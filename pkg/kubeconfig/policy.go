@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 )
 
 // ErrRefused marks a kubeconfig that the policy refuses to use.
@@ -40,7 +42,9 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s, key %q: field %s: %s", e.Source, e.Source.Key, e.Field, e.Reason)
+	// Entry names in Field come from the Secret: escaped, so that a
+	// hostile name cannot write to the terminal the error is shown on.
+	return fmt.Sprintf("%s, key %q: field %s: %s", e.Source, e.Source.Key, escape.String(e.Field), e.Reason)
 }
 
 // Unwrap lets callers test with errors.Is(err, ErrRefused) or ErrInvalid.
@@ -185,6 +189,12 @@ func checkServer(src Source, name string, c *clientcmdapi.Cluster) error {
 	u, err := url.Parse(c.Server)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return &FieldError{Source: src, Field: field, Reason: "is not an http(s) URL", kind: ErrInvalid}
+	}
+	if u.Scheme != "https" {
+		return &FieldError{Source: src, Field: field, Reason: "is a plain http:// URL: credentials would cross the network in the clear; only https:// is accepted in a kubeconfig read from a Secret", kind: ErrRefused}
+	}
+	if u.User != nil {
+		return &FieldError{Source: src, Field: field, Reason: "holds user information (user:password@): credentials in a URL end up in logs; it is refused in a kubeconfig read from a Secret", kind: ErrRefused}
 	}
 	return nil
 }

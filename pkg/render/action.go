@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
 
@@ -17,6 +18,7 @@ type ActionOptions struct {
 
 // ActionTable draws one row per result, then a summary line.
 func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
+	r = escape.Copy(r)
 	st := newStyles(w, opts.Color)
 	rows := make([][]string, 0, len(r.Results))
 	for _, res := range r.Results {

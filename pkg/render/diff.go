@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxdiff"
 )
@@ -20,6 +21,7 @@ type DiffOptions struct {
 // it and the objects it would create, configure (with their diff), prune
 // or skip; then the summary line. Unchanged objects are counted, not listed.
 func Diff(w io.Writer, r *fluxdiff.Report, opts DiffOptions) error {
+	r = escape.Copy(r)
 	st := newStyles(w, opts.Color)
 	var b strings.Builder
 	for i := range r.Clusters {

@@ -10,6 +10,7 @@ import (
 	kubeduration "k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/drift"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
 
@@ -23,6 +24,7 @@ type DriftOptions struct {
 // DriftTable draws the findings grouped by cluster, the summary line, and
 // the versions of each environment.
 func DriftTable(w io.Writer, r *drift.Report, opts DriftOptions) error {
+	r = escape.Copy(r)
 	st := newStyles(w, opts.Color)
 	var b strings.Builder
 	if len(r.Findings) > 0 {

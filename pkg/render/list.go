@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
 
@@ -25,6 +26,7 @@ type ListOptions struct {
 
 // Table draws one row per cluster, in the order given, like kubectl get.
 func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
+	nodes = escape.Copy(nodes)
 	st := newStyles(w, opts.Color)
 	headers := []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "FLUX", "ERROR"}
 	if opts.Wide {
@@ -40,7 +42,7 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
 		r := clusterRow(n, 0, n.Path == "")
-		cells := map[string]string{"PATH": fleet.DisplayPath(n.Path), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
+		cells := map[string]string{"PATH": flagInvalid(fleet.DisplayPath(n.Path), n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
 		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(n.Error)}
 		for i, c := range columns {
 			cells[c], hs[c] = r.cells[i], r.health[i]
@@ -102,7 +104,7 @@ func drawTable(st styles, headers []string, rows [][]string, health func(row, co
 // Names prints one path per line, like kubectl get -o name.
 func Names(w io.Writer, nodes []*fleet.Node) error {
 	for _, n := range nodes {
-		if _, err := fmt.Fprintln(w, fleet.DisplayPath(n.Path)); err != nil {
+		if _, err := fmt.Fprintln(w, escape.String(fleet.DisplayPath(n.Path))); err != nil {
 			return err
 		}
 	}

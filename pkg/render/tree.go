@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss/tree"
 	"github.com/muesli/termenv"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
 
@@ -72,6 +73,7 @@ const enumWidth = 4
 // its columns aligned across the whole tree, and under each cluster the
 // problems found on it.
 func Tree(w io.Writer, root *fleet.Node, opts Options) error {
+	root = escape.Copy(root)
 	st := newStyles(w, opts.Color)
 	rows := map[*fleet.Node]*row{}
 	widths := make([]int, len(columns))
@@ -165,9 +167,10 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 
 func clusterRow(n *fleet.Node, depth int, isRoot bool) *row {
 	name := n.Name
-	if !isRoot {
+	if !isRoot && !n.InvalidName {
 		name = lastSegment(n.Path)
 	}
+	name = flagInvalid(name, n)
 	r := &row{depth: depth}
 	add := func(cell string, health int) {
 		if cell == "" {
@@ -177,7 +180,7 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool) *row {
 		r.health = append(r.health, health)
 	}
 	nameHealth := plain
-	if n.Error != "" {
+	if n.Error != "" || n.InvalidName {
 		nameHealth = bad
 	}
 	add(name, nameHealth)
@@ -196,6 +199,16 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool) *row {
 	add(rev, plain)
 	add(n.DeclaredBy, plain)
 	return r
+}
+
+// flagInvalid marks the name of a cluster whose Cluster object's name or
+// namespace no apiserver would accept (a hostile or broken parent): quoted,
+// and flagged.
+func flagInvalid(name string, n *fleet.Node) string {
+	if !n.InvalidName {
+		return name
+	}
+	return `"` + name + `" (invalid name)`
 }
 
 func lastSegment(path string) string {

@@ -1,0 +1,27 @@
+package sandbox
+
+import (
+	"os"
+	"testing"
+)
+
+// FuzzParseSpec: a fleet spec is checked or refused. Never a panic.
+func FuzzParseSpec(f *testing.F) {
+	for _, p := range []string{"../../testdata/fleets/faults.yaml", "../../testdata/fleets/reliability.yaml", "../../testdata/fleets/drift.yaml"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("name: r\nclusters: [{name: a, count: 3, clusters: [{name: b, rbac: no-secrets}]}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		spec, err := ParseSpec(data)
+		if err == nil && spec.Name == "" {
+			t.Fatal("a spec without a root name was accepted")
+		}
+	})
+}

@@ -1,0 +1,105 @@
+package cmd_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The fault suite (issue 12) on the reliability fleet: every command runs
+// against a master whose RBAC hides Secrets, one whose RBAC hides
+// HelmReleases, a cluster slower than the timeout, 5,000 Flux objects and
+// a cluster without CRDs. None hangs, none reports success for what it
+// could not do.
+func TestFaultSuiteEveryCommand(t *testing.T) {
+	needFleets(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"tree"}, 3, []string{"forbidden: cannot get secret tenants/team-a-kubeconfig", "context deadline exceeded"}},
+		{[]string{"list", "-o", "wide"}, 3, []string{"forbidden: cannot get secret", "helmreleases"}},
+		{[]string{"drift"}, 1, []string{"unreadable"}},
+		{[]string{"diff", "--git", t.TempDir()}, 2, nil},
+		{[]string{"get-kubeconfig", "no-secrets/team-a"}, 1, []string{`the user needs the RBAC rule {apiGroups: [""], resources: ["secrets"], verbs: ["get"]} in namespace tenants`}},
+		{[]string{"get-kubeconfig", "slow"}, 0, nil},
+		{[]string{"reconcile", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
+		{[]string{"suspend", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
+		{[]string{"resume", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			timeout := "--timeout"
+			switch tc.args[0] {
+			case "reconcile", "suspend", "resume":
+				timeout = "--cluster-timeout"
+			}
+			args := append([]string{"--kubeconfig", reliabilityFleet.Kubeconfig, "--color", "never"}, tc.args...)
+			r := runBounded(t, 60*time.Second, append(args, timeout, "2s")...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stdout+r.stderr, w) {
+					t.Errorf("the output does not say %q:\n%s\n%s", w, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// A cluster read in part (HelmReleases forbidden) keeps what was read,
+// says what it could not read, and a Flux operation on it fails for that
+// kind: exit 3, never 0 (defect 7).
+func TestPartialReadIsPartial(t *testing.T) {
+	needFleets(t)
+	r := onFleet(t, reliabilityFleet, "tree", "no-helmreleases", "-o", "json")
+	if r.code != 3 {
+		t.Errorf("tree: exit %d, want 3: %s", r.code, r.stderr)
+	}
+	n := decode[struct {
+		Flux struct {
+			Kustomizations struct{ Total int } `json:"kustomizations"`
+			Unread         map[string]string   `json:"unread"`
+		} `json:"flux"`
+	}](t, r)
+	if n.Flux.Kustomizations.Total != 1 || !strings.Contains(n.Flux.Unread["HelmRelease"], "forbidden") {
+		t.Errorf("the partial read lost what was read or did not say what was not: %+v", n.Flux)
+	}
+	for _, verb := range []string{"reconcile", "suspend", "resume"} {
+		r := onFleet(t, reliabilityFleet, verb, "no-helmreleases", "--dry-run")
+		if r.code != 3 || !strings.Contains(r.stdout, "HelmReleases not listed, none acted on") {
+			t.Errorf("%s on a cluster whose HelmReleases could not be listed: exit %d, want 3 and the kind named:\n%s\n%s", verb, r.code, r.stdout, r.stderr)
+		}
+	}
+	// --kind ks does not need the HelmReleases.
+	if r := onFleet(t, reliabilityFleet, "reconcile", "no-helmreleases", "--kind", "ks", "--dry-run"); r.code != 0 {
+		t.Errorf("reconcile --kind ks: exit %d, want 0: %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// 5,000 Flux objects on one cluster are all read, and a cluster without
+// the CAPI and Flux CRDs is read as one with no clusters and no Flux.
+func TestLargeAndBareClusters(t *testing.T) {
+	needFleets(t)
+	r := onFleet(t, reliabilityFleet, "list", "bulk", "bare", "-o", "json")
+	type item struct {
+		Path  string `json:"path"`
+		Error string `json:"error"`
+		Flux  *struct {
+			Installed      bool                       `json:"installed"`
+			Kustomizations struct{ Total, Ready int } `json:"kustomizations"`
+		} `json:"flux"`
+	}
+	l := decode[struct{ Items []item }](t, r)
+	got := map[string]item{}
+	for _, it := range l.Items {
+		got[it.Path] = it
+	}
+	if b := got["bulk"]; b.Error != "" || b.Flux == nil || b.Flux.Kustomizations.Total != 5000 {
+		t.Errorf("bulk: %+v, want 5000 Kustomizations read", b)
+	}
+	if b := got["bare"]; b.Error != "" || b.Flux == nil || b.Flux.Installed {
+		t.Errorf("bare: %+v, want read, Flux not installed", b)
+	}
+}
