@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"strings"
 	"sync"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/hostile"
 )
@@ -114,5 +118,52 @@ func TestConcurrentRunsAreIdentical(t *testing.T) {
 	}
 	if outs[0].code != 0 || outs[0].stdout == "" {
 		t.Errorf("exit %d: %s", outs[0].code, outs[0].stderr)
+	}
+}
+
+// SIGINT during a fleet write (a reconcile waiting for objects no
+// controller will ever reconcile) ends it at once, with the table of what
+// was done and what was not; a re-run does the rest.
+func TestSignalDuringAFleetWrite(t *testing.T) {
+	needFleets(t)
+	f := reliabilityFleet
+	c := f.Members["no-helmreleases"].Client
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"})
+	requested := func() string {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: "flux-system", Name: "tenants"}, ks); err != nil {
+			t.Fatal(err)
+		}
+		return requestedAt(ks)
+	}
+	before := requested()
+	cmd := exec.Command(plugin(t), "--kubeconfig", f.Kubeconfig, "--color", "never", "reconcile", "no-helmreleases", "--kind", "ks", "--wait", "--timeout", "10m", "-y")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The write is made once the request annotation changes; the command
+	// then waits for a controller that the sandbox does not run.
+	waitFor(t, 30*time.Second, "the reconcile request", func() bool { return requested() != before })
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Logf("reconcile --wait ended %s after SIGINT", time.Since(sent).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("reconcile --wait still running 5s after SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(stdout.String(), "Kustomization flux-system/tenants") || !strings.Contains(stdout.String(), "context canceled") {
+		t.Errorf("exit %d; want a failure and the table saying the wait was cancelled:\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	// The write is idempotent: running it again (without the wait) does it.
+	if r := onFleet(t, f, "reconcile", "no-helmreleases", "--kind", "ks", "-y"); r.code != 0 {
+		t.Errorf("the re-run: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 }
