@@ -23,7 +23,7 @@ CAPI_VERSION           := v1.14.2
 KUSTOMIZE_CTRL_VERSION := v1.9.6
 SOURCE_CTRL_VERSION    := v1.9.6
 HELM_CTRL_VERSION      := v1.6.4
-CAPI_CRDS   := clusters clusterclasses machines machinedeployments
+CAPI_CRDS   := clusters clusterclasses machines machinedeployments machinesets machinepools
 SOURCE_CRDS := gitrepositories ocirepositories helmrepositories helmcharts buckets externalartifacts
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -166,6 +166,7 @@ update-crds: ## Refresh testdata/crds from the pinned CAPI and Flux modules.
 	helm=$$(go mod download -json github.com/fluxcd/helm-controller@$(HELM_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	rm -f testdata/crds/*.yaml; \
 	for c in $(CAPI_CRDS); do install -m 0644 $$capi/core/config/crd/bases/cluster.x-k8s.io_$$c.yaml testdata/crds/; done; \
+	install -m 0644 $$capi/controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml testdata/crds/; \
 	for c in $(SOURCE_CRDS); do install -m 0644 $$src/config/crd/bases/source.toolkit.fluxcd.io_$$c.yaml testdata/crds/; done; \
 	install -m 0644 $$ks/config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml testdata/crds/; \
 	install -m 0644 $$helm/config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml testdata/crds/; \

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	kcpv1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -91,6 +92,9 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 func (f *Fleet) populateChild(ctx context.Context, parent *server, child *ClusterSpec) error {
 	if err := createCluster(ctx, parent.client, child); err != nil {
 		return err
+	}
+	if err := createMachines(ctx, parent.client, child); err != nil {
+		return fmt.Errorf("machines: %w", err)
 	}
 	var value []byte
 	var err error
@@ -505,6 +509,9 @@ func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
 			},
 			Topology: clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: s.Provider + "-class"}, Version: s.Version},
 		},
+	}
+	if s.Machines != nil && s.Machines.ControlPlane != nil {
+		obj.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: kcpv1.GroupVersion.Group, Kind: "KubeadmControlPlane", Name: s.Name + "-control-plane"}
 	}
 	return create(ctx, c, obj, func() {
 		obj.Status.Phase = s.Phase

@@ -22,6 +22,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	kcpv1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -157,7 +158,7 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 		opts.StartTimeout = 2 * time.Minute
 	}
 	f := &Fleet{Spec: spec, Members: map[string]*Member{}, servers: map[string]*server{}, scheme: runtime.NewScheme()}
-	if err := errors.Join(clientgoscheme.AddToScheme(f.scheme), clusterv1.AddToScheme(f.scheme), flux.AddToScheme(f.scheme)); err != nil {
+	if err := errors.Join(clientgoscheme.AddToScheme(f.scheme), clusterv1.AddToScheme(f.scheme), kcpv1.AddToScheme(f.scheme), flux.AddToScheme(f.scheme)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
 	}
 	if f.Dir, err = filepath.Abs(opts.Dir); err != nil {

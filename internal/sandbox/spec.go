@@ -105,6 +105,9 @@ type ClusterSpec struct {
 	// FluxObjects adds that many ready Kustomizations, bulk-00001 and on,
 	// in flux-system: a cluster whose lists are large.
 	FluxObjects int `json:"fluxObjects,omitempty"`
+	// Machines puts the CAPI objects of the cluster's machines on its
+	// parent: a control plane, MachineDeployments and their Machines.
+	Machines *MachinesSpec `json:"machines,omitempty"`
 	// NoCRDs starts the apiserver without the CAPI and Flux CRDs: it holds
 	// no clusters and serves no Flux.
 	NoCRDs bool `json:"noCRDs,omitempty"`
