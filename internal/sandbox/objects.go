@@ -54,6 +54,9 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 	if err := labelFluxCRDs(ctx, s.client, s.spec.FluxVersion); err != nil {
 		return err
 	}
+	if err := labelContract(ctx, s.client); err != nil {
+		return err
+	}
 	if err := createBulk(ctx, s.client, s.spec.FluxObjects); err != nil {
 		return err
 	}
@@ -260,6 +263,20 @@ func condition(typ string, ok bool, reason, message string, generation int64) me
 		Type: typ, Status: status, Reason: reason, Message: message,
 		ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(time.Unix(1700000000, 0).UTC()),
 	}
+}
+
+// labelContract labels the KubeadmControlPlane CRD with the CAPI contract
+// it implements, as its release manifests do: CAPI (and clusterctl
+// describe) find the control plane's apiVersion by that label.
+func labelContract(ctx context.Context, c client.Client) error {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(kube.CRDKind())
+	crd.SetName("kubeadmcontrolplanes.controlplane.cluster.x-k8s.io")
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"v1beta2"}}}`, clusterv1.GroupVersion.String())
+	if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("failed to label CRD %s: %w", crd.GetName(), err)
+	}
+	return nil
 }
 
 // labelFluxCRDs labels the Flux CRDs as flux install does, with the
