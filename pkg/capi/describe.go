@@ -11,39 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/describe"
 )
-
-// Object is one object of a Cluster's CAPI object tree, as clusterctl
-// describe cluster finds it: the Cluster, its infrastructure, control plane,
-// MachineDeployments and MachinePools, their Machines, and groups of alike
-// Machines.
-type Object struct {
-	Kind string `json:"kind"`
-	Name string `json:"name"`
-	// Role is what the object is to its parent, when clusterctl names it:
-	// ClusterInfrastructure, ControlPlane, Workers.
-	Role string `json:"role,omitempty"`
-	// Group is set on a node that stands for several alike Machines (same
-	// Available, Ready and UpToDate status and reason): their names.
-	Group []string `json:"group,omitempty"`
-	// Available, Ready and UpToDate are the object's conditions of those
-	// types; Other the rest, when asked for (--show-conditions).
-	Available *Condition   `json:"available,omitempty"`
-	Ready     *Condition   `json:"ready,omitempty"`
-	UpToDate  *Condition   `json:"upToDate,omitempty"`
-	Other     []*Condition `json:"otherConditions,omitempty"`
-	Children  []*Object    `json:"children,omitempty"`
-}
-
-// Condition is one condition of a CAPI object.
-type Condition struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty" escape:"oneline"`
-	// Since is lastTransitionTime, RFC 3339.
-	Since string `json:"since,omitempty"`
-}
 
 // DescribeOptions are clusterctl describe cluster's.
 type DescribeOptions struct {
@@ -61,7 +31,7 @@ type DescribeOptions struct {
 // through c, a client that discovers kinds (infrastructure and control
 // plane objects are of any kind), with cluster-api's own discovery:
 // clusterctl's tree.Discovery.
-func DescribeCluster(ctx context.Context, c client.Client, namespace, name string, opts DescribeOptions) (*Object, error) {
+func DescribeCluster(ctx context.Context, c client.Client, namespace, name string, opts DescribeOptions) (*describe.Object, error) {
 	t, err := tree.Discovery(ctx, c, namespace, name, tree.DiscoverOptions{
 		ShowOtherConditions: opts.ShowConditions,
 		Grouping:            opts.Grouping,
@@ -73,8 +43,8 @@ func DescribeCluster(ctx context.Context, c client.Client, namespace, name strin
 	return objectOf(t, t.GetRoot()), nil
 }
 
-func objectOf(t *tree.ObjectTree, obj client.Object) *Object {
-	o := &Object{Kind: obj.GetObjectKind().GroupVersionKind().Kind, Name: obj.GetName(), Role: tree.GetMetaName(obj)}
+func objectOf(t *tree.ObjectTree, obj client.Object) *describe.Object {
+	o := &describe.Object{Kind: obj.GetObjectKind().GroupVersionKind().Kind, Name: obj.GetName(), Role: tree.GetMetaName(obj)}
 	if tree.IsVirtualObject(obj) {
 		o.Kind = ""
 	}
@@ -87,7 +57,7 @@ func objectOf(t *tree.ObjectTree, obj client.Object) *Object {
 		o.Name = fmt.Sprintf("%d Machines", len(o.Group))
 		// A group's conditions are made up by the grouping, with times of
 		// its own: the status and reason are its members', the time is not.
-		for _, c := range []*Condition{o.Available, o.Ready, o.UpToDate} {
+		for _, c := range []*describe.Condition{o.Available, o.Ready, o.UpToDate} {
 			if c != nil {
 				c.Since = ""
 			}
@@ -119,11 +89,11 @@ func objectOf(t *tree.ObjectTree, obj client.Object) *Object {
 	return o
 }
 
-func conditionOf(c *metav1.Condition) *Condition {
+func conditionOf(c *metav1.Condition) *describe.Condition {
 	if c == nil {
 		return nil
 	}
-	out := &Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+	out := &describe.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 	if !c.LastTransitionTime.IsZero() {
 		out.Since = c.LastTransitionTime.UTC().Format(time.RFC3339)
 	}

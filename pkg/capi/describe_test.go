@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/describe"
 )
 
 // DescribeCluster reads a Cluster's CAPI objects with clusterctl's
@@ -64,7 +65,7 @@ clusters:
 	if o.Kind != "Cluster" || o.Name != "team-a" {
 		t.Fatalf("root %s/%s", o.Kind, o.Name)
 	}
-	var cp *capi.Object
+	var cp *describe.Object
 	for _, c := range o.Children {
 		if c.Kind == "KubeadmControlPlane" {
 			cp = c

@@ -100,6 +100,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 		NewCmdList(o),
 		NewCmdDrift(o),
 		NewCmdDiff(o),
+		NewCmdDescribe(o),
 		NewCmdGet(o),
 		NewCmdGetKubeconfig(o),
 		NewCmdReconcile(o),

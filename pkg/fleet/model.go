@@ -35,6 +35,9 @@ type Node struct {
 	// labels, e.g. "HelmRelease/flux-system/aws".
 	DeclaredBy string            `json:"declaredBy,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
+	// Nodes counts the cluster's Kubernetes nodes, total and Ready. Read
+	// only by describe.
+	Nodes *Count `json:"nodes,omitempty"`
 	// Flux is the Flux status of the cluster; nil when it could not be read.
 	Flux *Flux `json:"flux"`
 	// AppliedFrom are Flux objects on the parent cluster that apply to this
@@ -150,6 +153,9 @@ type FluxObject struct {
 	Branch string `json:"branch,omitempty"`
 	// Path is a Kustomization's spec.path.
 	Path string `json:"path,omitempty"`
+	// DependsOn are the objects, NAMESPACE/NAME of the same kind, that a
+	// Kustomization or HelmRelease waits for.
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
 // Condition is one status condition, as drift reports it.

@@ -194,7 +194,22 @@ func kustomizations(l client.ObjectList) []fleet.FluxObject {
 		o.ArtifactSource = fullRef(s.Kind, s.Namespace, s.Name, x.Namespace)
 		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
 		o.AttemptedRevision, o.Path = x.Status.LastAttemptedRevision, x.Spec.Path
+		o.DependsOn = dependsOn(x.GetDependsOn(), x.Namespace)
 		out = append(out, o)
+	}
+	return out
+}
+
+// dependsOn is NAMESPACE/NAME of each dependency, in the object's
+// namespace unless it names another.
+func dependsOn(deps []fluxmeta.DependencyReference, namespace string) []string {
+	var out []string
+	for _, d := range deps {
+		ns := d.Namespace
+		if ns == "" {
+			ns = namespace
+		}
+		out = append(out, ns+"/"+d.Name)
 	}
 	return out
 }
@@ -221,6 +236,11 @@ func helmReleases(l client.ObjectList) []fleet.FluxObject {
 		}
 		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
 		o.AttemptedRevision = x.Status.LastAttemptedRevision
+		var deps []fluxmeta.DependencyReference
+		for _, d := range x.GetDependsOn() {
+			deps = append(deps, fluxmeta.DependencyReference{Namespace: d.Namespace, Name: d.Name})
+		}
+		o.DependsOn = dependsOn(deps, x.Namespace)
 		out = append(out, o)
 	}
 	return out

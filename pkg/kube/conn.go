@@ -39,13 +39,15 @@ type API struct {
 func (a API) GVR() schema.GroupVersionResource { return a.GVK.GroupVersion().WithResource(a.Resource) }
 
 // CoreAPIs are the built-in kinds the walk reads: the kube-system Namespace
-// (a cluster's identity), Secrets (kubeconfigs) and the metadata of
-// CustomResourceDefinitions (the labels that say which Flux is installed).
+// (a cluster's identity), Secrets (kubeconfigs), the metadata of
+// CustomResourceDefinitions (the labels that say which Flux is installed)
+// and, for describe, Nodes.
 func CoreAPIs() []API {
 	return []API{
 		{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Resource: "namespaces"},
 		{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Resource: "secrets", Namespaced: true},
 		{GVK: CRDKind(), Resource: "customresourcedefinitions"},
+		{GVK: corev1.SchemeGroupVersion.WithKind("Node"), Resource: "nodes"},
 	}
 }
 

@@ -1,0 +1,186 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss/tree"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+)
+
+// Describe draws one cluster in depth: its summary, the CAPI object tree
+// of its Cluster on the parent, its Flux objects as a tree of sources and
+// what applies them, and its drift findings.
+func Describe(w io.Writer, d *describe.Description, opts Options) error {
+	d = escape.Copy(d)
+	st := newStyles(w, opts.Color)
+	n := d.Cluster
+	var b strings.Builder
+	field := func(name, value string) {
+		fmt.Fprintf(&b, "%s %s\n", st.header.Render(fmt.Sprintf("%-10s", name+":")), value)
+	}
+	field("Cluster", fmt.Sprintf("%s (%s)", fleet.DescribePath(n.Path), strings.TrimPrefix(n.Namespace+"/"+n.Name, "/")))
+	if n.Error != "" {
+		field("Error", st.bad.Render(oneLine(n.Error)))
+	}
+	field("Provider", dash(n.Provider))
+	field("Version", dash(version(n)))
+	phase := dash(n.Phase)
+	if n.Available != "" {
+		phase += ", Available " + n.Available
+	}
+	field("Phase", phase)
+	switch {
+	case d.Nodes != nil:
+		field("Nodes", fmt.Sprintf("%d (%d Ready)", d.Nodes.Total, d.Nodes.Ready))
+	case d.NodesError != "":
+		field("Nodes", st.bad.Render(d.NodesError))
+	}
+	flux, _ := fluxSummary(n)
+	if n.Flux != nil && n.Flux.Revision != "" {
+		flux += "  " + n.Flux.Revision
+	}
+	field("Flux", dash(flux))
+
+	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
+	switch {
+	case d.CAPI != nil:
+		b.WriteString(capiTree(d.CAPI, st).String() + "\n")
+	case d.CAPIError != "":
+		b.WriteString(st.bad.Render("✗ "+d.CAPIError) + "\n")
+	default:
+		b.WriteString(st.dim.Render("none: the root cluster is described by no Cluster object") + "\n")
+	}
+
+	b.WriteString("\n" + st.header.Render("Flux objects") + "\n")
+	if len(d.Flux) == 0 {
+		b.WriteString(st.dim.Render("none") + "\n")
+	}
+	for _, it := range d.Flux {
+		b.WriteString(fluxTree(it, st).String() + "\n")
+	}
+
+	b.WriteString("\n" + st.header.Render("Drift") + "\n")
+	if len(d.Findings) == 0 {
+		b.WriteString(st.good.Render("none") + "\n")
+	}
+	for _, l := range findingLines(d.Findings, st) {
+		b.WriteString(l + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func capiTree(o *describe.Object, st styles) *tree.Tree {
+	t := tree.Root(capiLine(o, st)).EnumeratorStyle(st.enum)
+	for _, c := range o.Children {
+		if len(c.Children) == 0 {
+			t.Child(capiLine(c, st))
+			continue
+		}
+		t.Child(capiTree(c, st))
+	}
+	return t
+}
+
+// capiLine is an object and its conditions: Available, Ready, UpToDate,
+// with the reason and message of the first that is not True.
+func capiLine(o *describe.Object, st styles) string {
+	name := o.Name
+	if o.Kind != "" {
+		name = o.Kind + "/" + o.Name
+	}
+	if o.Role != "" && o.Kind != "" {
+		name = o.Role + " - " + name
+	}
+	var parts []string
+	health := good
+	var why *describe.Condition
+	for _, c := range []*describe.Condition{o.Available, o.Ready, o.UpToDate} {
+		if c == nil {
+			continue
+		}
+		parts = append(parts, c.Type+"="+c.Status)
+		if c.Status != "True" {
+			health = bad
+			if why == nil {
+				why = c
+			}
+		}
+	}
+	line := st.name.Render(name)
+	if len(parts) > 0 {
+		style := st.good
+		if health == bad {
+			style = st.bad
+		}
+		line += "  " + style.Render(strings.Join(parts, " "))
+	}
+	if why != nil {
+		line += "  " + st.bad.Render(conditionText(why))
+	}
+	if len(o.Group) > 0 {
+		line += st.dim.Render("  (" + strings.Join(o.Group, ", ") + ")")
+	}
+	for _, c := range o.Other {
+		line += "\n" + st.dim.Render("  "+c.Type+"="+c.Status+" "+conditionText(c))
+	}
+	return line
+}
+
+// conditionText is a condition's reason, since when, and message.
+func conditionText(c *describe.Condition) string {
+	s := c.Reason
+	if c.Since != "" {
+		s += " since " + c.Since
+	}
+	if c.Message != "" {
+		s += ": " + c.Message
+	}
+	return strings.TrimSpace(s)
+}
+
+func fluxTree(it *describe.FluxItem, st styles) *tree.Tree {
+	t := tree.Root(fluxLine(it, st)).EnumeratorStyle(st.enum)
+	for _, c := range it.Children {
+		if len(c.Children) == 0 {
+			t.Child(fluxLine(c, st))
+			continue
+		}
+		t.Child(fluxTree(c, st))
+	}
+	return t
+}
+
+func fluxLine(it *describe.FluxItem, st styles) string {
+	line := st.name.Render(it.Kind + " " + it.Namespace + "/" + it.Name)
+	switch {
+	case it.Suspended:
+		line += "  " + st.warn.Render("suspended")
+	case it.IsReady():
+		line += "  " + st.good.Render("ready")
+	default:
+		msg := "not ready"
+		if it.Message != "" {
+			msg += ": " + it.Message
+		}
+		line += "  " + st.bad.Render(msg)
+	}
+	if it.Revision != "" {
+		line += "  " + it.Revision
+	}
+	if len(it.DependsOn) > 0 {
+		line += st.dim.Render("  after " + strings.Join(it.DependsOn, ", "))
+	}
+	switch {
+	case it.AppliesTo != "":
+		line += "  " + st.header.Render("→ "+fleet.DisplayPath(it.AppliesTo))
+	case it.Remote:
+		line += "  " + st.warn.Render("→ secret "+it.KubeConfigSecret+" (no Cluster of this cluster)")
+	}
+	return line
+}
