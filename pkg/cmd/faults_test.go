@@ -24,6 +24,9 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 		{[]string{"diff", "--git", t.TempDir()}, 2, nil},
 		{[]string{"get-kubeconfig", "no-secrets/team-a"}, 1, []string{`the user needs the RBAC rule {apiGroups: [""], resources: ["secrets"], verbs: ["get"]} in namespace tenants`}},
 		{[]string{"get-kubeconfig", "slow"}, 0, nil},
+		{[]string{"describe", "no-secrets/team-a"}, 3, []string{"forbidden: cannot get secret", "Cluster/team-a"}},
+		{[]string{"describe", "no-helmreleases"}, 3, []string{"HelmReleases"}},
+		{[]string{"exec", "--", "get", "ns", "default", "-o", "name"}, 3, []string{"no-helmreleases: namespace/default", "cluster not reached"}},
 		{[]string{"reconcile", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
 		{[]string{"suspend", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
 		{[]string{"resume", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
@@ -34,8 +37,10 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 			case "reconcile", "suspend", "resume":
 				timeout = "--cluster-timeout"
 			}
-			args := append([]string{"--kubeconfig", reliabilityFleet.Kubeconfig, "--color", "never"}, tc.args...)
-			r := runBounded(t, 60*time.Second, append(args, timeout, "2s")...)
+			// The timeout goes right after the command: exec passes what
+			// follows "--" to kubectl.
+			args := append([]string{"--kubeconfig", reliabilityFleet.Kubeconfig, "--color", "never", tc.args[0], timeout, "2s"}, tc.args[1:]...)
+			r := runBounded(t, 60*time.Second, args...)
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
 			}

@@ -123,6 +123,9 @@ func TestHostileChildrenEveryCommand(t *testing.T) {
 		{[]string{"reconcile", "--all", "--dry-run", "--cluster-timeout", "2s"}, 3},
 		{[]string{"suspend", "--all", "--dry-run", "--cluster-timeout", "2s"}, 3},
 		{[]string{"resume", "--all", "--dry-run", "--cluster-timeout", "2s"}, 3},
+		{[]string{"describe", "hang-after-tls", "--timeout", "2s"}, 3},
+		{[]string{"describe", "evil" + hostile.Escapes, "--timeout", "2s"}, 3},
+		{[]string{"exec", "--timeout", "2s", "--", "version", "--client"}, 3},
 		{[]string{"get-kubeconfig", "hang-after-tls", "--timeout", "2s"}, 0},
 		{[]string{"get-kubeconfig", "evil" + hostile.Escapes, "--timeout", "2s"}, 0},
 	} {

@@ -101,6 +101,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 		NewCmdDrift(o),
 		NewCmdDiff(o),
 		NewCmdDescribe(o),
+		NewCmdExec(o),
 		NewCmdGet(o),
 		NewCmdGetKubeconfig(o),
 		NewCmdReconcile(o),
