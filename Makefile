@@ -39,7 +39,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 
 .PHONY: test
 test: lint sandbox-bins flux-bins krew-bins ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
-	go test -count=1 ./...
+	go test -count=1 -timeout 30m ./...
 	@echo "benchmarks, once each, as tests that they still run (numbers: make bench)"
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./pkg/fleet ./pkg/render
 	FLEET_BENCH_TENANTS=100 FLEET_BENCH_LOOP=5 FLEET_BENCH_OUT=$(BIN)/benchmarks-test.md \
