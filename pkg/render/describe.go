@@ -49,7 +49,7 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
 	switch {
 	case d.CAPI != nil:
-		b.WriteString(capiTree(d.CAPI, st).String() + "\n")
+		b.WriteString(lineTree(d.CAPI, st, capiLine, func(o *describe.Object) []*describe.Object { return o.Children }).String() + "\n")
 	case d.CAPIError != "":
 		b.WriteString(st.bad.Render("✗ "+d.CAPIError) + "\n")
 	default:
@@ -61,7 +61,7 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		b.WriteString(st.dim.Render("none") + "\n")
 	}
 	for _, it := range d.Flux {
-		b.WriteString(fluxTree(it, st).String() + "\n")
+		b.WriteString(lineTree(it, st, fluxLine, func(it *describe.FluxItem) []*describe.FluxItem { return it.Children }).String() + "\n")
 	}
 
 	b.WriteString("\n" + st.header.Render("Drift") + "\n")
@@ -75,14 +75,16 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	return err
 }
 
-func capiTree(o *describe.Object, st styles) *tree.Tree {
-	t := tree.Root(capiLine(o, st)).EnumeratorStyle(st.enum)
-	for _, c := range o.Children {
-		if len(c.Children) == 0 {
-			t.Child(capiLine(c, st))
+// lineTree draws item and, below it, its children, recursively: line
+// draws one item, children gives its children.
+func lineTree[T any](item T, st styles, line func(T, styles) string, children func(T) []T) *tree.Tree {
+	t := tree.Root(line(item, st)).EnumeratorStyle(st.enum)
+	for _, c := range children(item) {
+		if len(children(c)) == 0 {
+			t.Child(line(c, st))
 			continue
 		}
-		t.Child(capiTree(c, st))
+		t.Child(lineTree(c, st, line, children))
 	}
 	return t
 }
@@ -142,18 +144,6 @@ func conditionText(c *describe.Condition) string {
 		s += ": " + c.Message
 	}
 	return strings.TrimSpace(s)
-}
-
-func fluxTree(it *describe.FluxItem, st styles) *tree.Tree {
-	t := tree.Root(fluxLine(it, st)).EnumeratorStyle(st.enum)
-	for _, c := range it.Children {
-		if len(c.Children) == 0 {
-			t.Child(fluxLine(c, st))
-			continue
-		}
-		t.Child(fluxTree(c, st))
-	}
-	return t
 }
 
 func fluxLine(it *describe.FluxItem, st styles) string {
