@@ -120,11 +120,11 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 	node := res.Selected[0]
 	d := &describe.Description{Cluster: node}
-	conn, ok := res.Conn(node)
-	if ok {
-		o.children(ctx, conn, node)
+	var children []*fleet.Node
+	if conn, ok := res.Conn(node); ok {
+		children = o.children(ctx, conn, node)
 	}
-	d.Flux = describe.FluxTree(node)
+	d.Flux = describe.FluxTree(node, children)
 	d.Nodes = node.Nodes
 	d.NodesError = node.ProbeErrors[nodesProbeName]
 	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: time.Now()})
@@ -136,7 +136,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 			}
 		}
 	}
-	node.Children = nil
+	node.Children = nil // the cluster alone: its description has no subtree
 	if err := printAs(o.Out, o.Output, d, func() error {
 		return render.Describe(o.Out, d, render.Options{Color: o.useColor(o.Out)})
 	}); err != nil {
@@ -149,17 +149,20 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 }
 
 // children lists the Clusters the cluster holds, for the spec.kubeConfig
-// edges of its Flux objects: one list, no connection to them.
-func (o *DescribeOptions) children(ctx context.Context, c *capi.Cluster, node *fleet.Node) {
+// edges of its Flux objects: one list, no connection to them. A list that
+// fails leaves the edges out, not the description.
+func (o *DescribeOptions) children(ctx context.Context, c *capi.Cluster, node *fleet.Node) []*fleet.Node {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	kids, err := c.Children(ctx, false)
 	if err != nil {
-		return
+		return nil
 	}
+	out := make([]*fleet.Node, 0, len(kids))
 	for i, seg := range fleet.Segments(kids) {
-		node.Children = append(node.Children, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: fleet.JoinPath(node.Path, seg), KubeconfigSecret: kids[i].KubeconfigSecret})
+		out = append(out, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: fleet.JoinPath(node.Path, seg), KubeconfigSecret: kids[i].KubeconfigSecret})
 	}
+	return out
 }
 
 // capiTree reads the Cluster's CAPI objects on its parent.

@@ -48,8 +48,9 @@ type FluxItem struct {
 // FluxTree arranges n's Flux objects: sources at the top, each with the
 // Kustomizations and HelmReleases that apply its artifact; an applier
 // whose source is not among them at the top too. Objects at one level are
-// in dependsOn order (dependencies first), then by name.
-func FluxTree(n *fleet.Node) []*FluxItem {
+// in dependsOn order (dependencies first), then by name. children are the
+// clusters n holds, for the spec.kubeConfig edges.
+func FluxTree(n *fleet.Node, children []*fleet.Node) []*FluxItem {
 	if n.Flux == nil {
 		return nil
 	}
@@ -58,7 +59,7 @@ func FluxTree(n *fleet.Node) []*FluxItem {
 	items := make([]*FluxItem, 0, len(n.Flux.Objects))
 	for _, o := range n.Flux.Objects {
 		it := &FluxItem{FluxObject: o, Remote: o.KubeConfigSecret != ""}
-		for _, c := range n.Children {
+		for _, c := range children {
 			if o.AppliesTo(c) {
 				it.AppliesTo = c.Path
 			}
