@@ -66,22 +66,22 @@ func getKs(t *testing.T, c client.Client) *kustomizev1.Kustomization {
 	return obj
 }
 
-// A reconcile request is one annotation, patched with no precondition: a
-// writer that gets in between our read and our write neither makes it fail
-// (the flux CLI sends none either) nor loses its own change.
-func TestRequestReconcileNeedsNoLock(t *testing.T) {
-	c := realClient(t)
+// racingClient is a client of the solo apiserver in which another writer
+// (c) gets in before each of the first races patches of the Kustomization,
+// between our read and our write: it sets the label raced to label(n) for
+// the n-th patch. It also counts the patches.
+func racingClient(t *testing.T, c client.Client, races int32, label func(n int32) string) (client.Client, *atomic.Int32) {
+	t.Helper()
 	ww, err := client.NewWithWatch(solo.Members[""].Config, client.Options{Scheme: c.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var patches atomic.Int32
+	patches := &atomic.Int32{}
 	racing := interceptor.NewClient(ww, interceptor.Funcs{
 		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			if patches.Add(1) == 1 {
-				// Another writer gets in between our read and our write.
+			if n := patches.Add(1); n <= races {
 				other := getKs(t, c)
-				other.Labels = map[string]string{"raced": "yes"}
+				other.Labels = map[string]string{"raced": label(n)}
 				if err := c.Update(ctx, other); err != nil {
 					t.Fatalf("the racing update failed: %v", err)
 				}
@@ -89,6 +89,15 @@ func TestRequestReconcileNeedsNoLock(t *testing.T) {
 			return cl.Patch(ctx, obj, patch, opts...)
 		},
 	})
+	return racing, patches
+}
+
+// A reconcile request is one annotation, patched with no precondition: a
+// writer that gets in between our read and our write neither makes it fail
+// (the flux CLI sends none either) nor loses its own change.
+func TestRequestReconcileNeedsNoLock(t *testing.T) {
+	c := realClient(t)
+	racing, patches := racingClient(t, c, 1, func(int32) string { return "yes" })
 	token, err := flux.RequestReconcile(context.Background(), racing, ks, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -274,23 +283,7 @@ func TestParseKind(t *testing.T) {
 // (defect 8: they gave up after 5 tries).
 func TestSuspendAndResumeHoldUnderContention(t *testing.T) {
 	c := realClient(t)
-	ww, err := client.NewWithWatch(solo.Members[""].Config, client.Options{Scheme: c.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var patches atomic.Int32
-	racing := interceptor.NewClient(ww, interceptor.Funcs{
-		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			if patches.Add(1) <= 12 {
-				other := getKs(t, c)
-				other.Labels = map[string]string{"raced": fmt.Sprint(patches.Load())}
-				if err := c.Update(ctx, other); err != nil {
-					t.Errorf("the racing update failed: %v", err)
-				}
-			}
-			return cl.Patch(ctx, obj, patch, opts...)
-		},
-	})
+	racing, patches := racingClient(t, c, 12, func(n int32) string { return fmt.Sprint(n) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := flux.Suspend(ctx, racing, ks, "tester", "contention", time.Now())
