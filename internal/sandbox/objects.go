@@ -3,11 +3,9 @@ package sandbox
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -65,29 +63,16 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 			return err
 		}
 	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	work := make(chan *ClusterSpec)
-	for range min(populateWorkers, len(s.spec.Clusters)) {
-		wg.Go(func() {
-			for child := range work {
-				if err := f.populateChild(ctx, s, child); err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("cluster %s/%s: %w", child.Namespace, child.Name, err))
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	children := make([]*ClusterSpec, len(s.spec.Clusters))
 	for i := range s.spec.Clusters {
-		work <- &s.spec.Clusters[i]
+		children[i] = &s.spec.Clusters[i]
 	}
-	close(work)
-	wg.Wait()
-	return errors.Join(errs...)
+	return atMost(populateWorkers, children, func(child *ClusterSpec) error {
+		if err := f.populateChild(ctx, s, child); err != nil {
+			return fmt.Errorf("cluster %s/%s: %w", child.Namespace, child.Name, err)
+		}
+		return nil
+	})
 }
 
 // populateChild creates a child's Cluster object and kubeconfig Secrets on
@@ -187,32 +172,21 @@ func createBulk(ctx context.Context, c client.Client, n int) error {
 	if err := ensureNamespace(ctx, c, "flux-system"); err != nil {
 		return err
 	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for range populateWorkers {
-		wg.Go(func() {
-			for i := range work {
-				k := &kustomizev1.Kustomization{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bulk-%05d", i), Namespace: "flux-system"},
-					Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: time.Hour}, Path: "./", Prune: true,
-						SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"}},
-				}
-				if err := c.Create(ctx, k); err != nil && !apierrors.IsAlreadyExists(err) {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("failed to create Kustomization %s: %w", k.Name, err))
-					mu.Unlock()
-				}
-			}
-		})
+	items := make([]int, n)
+	for i := range items {
+		items[i] = i + 1
 	}
-	for i := 1; i <= n; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	return errors.Join(errs...)
+	return atMost(populateWorkers, items, func(i int) error {
+		k := &kustomizev1.Kustomization{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bulk-%05d", i), Namespace: "flux-system"},
+			Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: time.Hour}, Path: "./", Prune: true,
+				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"}},
+		}
+		if err := c.Create(ctx, k); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create Kustomization %s: %w", k.Name, err)
+		}
+		return nil
+	})
 }
 
 // adminKubeconfig is what CAPI writes for a cluster: a system:masters user

@@ -332,6 +332,23 @@ func concurrently[T any](items []T, fn func(T) error) error {
 	return errors.Join(errs...)
 }
 
+// atMost runs fn on every item, at most workers at once, and joins their
+// errors in the order of items.
+func atMost[T any](workers int, items []T, fn func(T) error) error {
+	errs := make([]error, len(items))
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i, item := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = fn(item)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // dieWithUs returns a launcher of bin that dies with the process that
 // starts it: envtest starts etcd and kube-apiserver in process groups of
 // their own and kills them on Stop only, so a test binary that panics or
