@@ -15,25 +15,7 @@ func TestMachinesAreCreatedWithStatus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an apiserver (not with -short)")
 	}
-	spec, err := ParseSpec([]byte(`name: root
-clusters:
-  - name: team-a
-    namespace: tenants
-    provider: aws
-    kubeconfig: missing
-    machines:
-      controlPlane: {replicas: 3, notReady: 1, reason: EtcdMemberUnhealthy, message: etcd member is not healthy}
-      deployments:
-        - {name: md-0, replicas: 2}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := FindAssets()
-	if err != nil {
-		t.Skip(err)
-	}
-	f, err := Start(context.Background(), spec, Options{Dir: t.TempDir(), Assets: assets})
+	f, err := StartFile(context.Background(), "testdata/machines.yaml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

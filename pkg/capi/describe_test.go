@@ -23,25 +23,7 @@ func TestDescribeClusterReadsTheCAPIObjectTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an apiserver (not with -short)")
 	}
-	spec, err := sandbox.ParseSpec([]byte(`name: root
-clusters:
-  - name: team-a
-    namespace: tenants
-    provider: aws
-    kubeconfig: missing
-    machines:
-      controlPlane: {replicas: 3, notReady: 1, reason: EtcdMemberUnhealthy, message: etcd member is not healthy}
-      deployments:
-        - {name: md-0, replicas: 2}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := sandbox.FindAssets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sandbox.Start(context.Background(), spec, sandbox.Options{Dir: t.TempDir(), Assets: assets})
+	f, err := sandbox.StartFile(context.Background(), "../../internal/sandbox/testdata/machines.yaml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
