@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // String returns s with every character a terminal could act on escaped;
@@ -85,16 +83,6 @@ func unsafe(r rune) bool {
 // every other control character is escaped.
 func OneLine(s string) string {
 	return String(strings.ReplaceAll(s, "\n", " "))
-}
-
-// Name returns a Kubernetes object name for display: escaped, and quoted
-// when it is not a valid DNS-1123 subdomain, which no apiserver accepts;
-// ok is false then, so that the caller can flag it.
-func Name(s string) (shown string, ok bool) {
-	if s == "" || len(validation.IsDNS1123Subdomain(s)) == 0 {
-		return s, true
-	}
-	return strconv.QuoteToASCII(s), false
 }
 
 // Copy returns a deep copy of v in which every string reachable through

@@ -28,15 +28,6 @@ func TestString(t *testing.T) {
 	}
 }
 
-func TestName(t *testing.T) {
-	if s, ok := Name("team-a"); !ok || s != "team-a" {
-		t.Errorf("Name(team-a) = %q, %v", s, ok)
-	}
-	if s, ok := Name("Evil\x1b[2J"); ok || s != `"Evil\x1b[2J"` {
-		t.Errorf("Name(Evil…) = %q, %v", s, ok)
-	}
-}
-
 type inner struct {
 	Msg   string
 	Tags  map[string]string

@@ -71,8 +71,8 @@ type Selection struct {
 	IncludeForeign bool
 }
 
-// Foreign reports whether o is suspended, and not by kubectl fleet.
-func Foreign(o *fleet.FluxObject) bool {
+// foreign reports whether o is suspended, and not by kubectl fleet.
+func foreign(o *fleet.FluxObject) bool {
 	return o.Suspended && (o.Suspension == nil || !o.Suspension.Fleet)
 }
 
@@ -168,7 +168,7 @@ func Select[C kube.Connected](res *fleet.Result[C], verb Verb, sel Selection) *P
 			o := &n.Flux.Objects[i]
 			switch {
 			case !sel.matches(o):
-			case verb == Resume && Foreign(o) && !sel.IncludeForeign:
+			case verb == Resume && foreign(o) && !sel.IncludeForeign:
 				plan.Held = append(plan.Held, fleet.ActionResult{Cluster: n.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped, Message: heldMessage(o)})
 			default:
 				plan.Targets = append(plan.Targets, Target{Node: n, Object: *o, Client: c})
