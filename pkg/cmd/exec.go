@@ -215,12 +215,9 @@ func (o *ExecOptions) Run(ctx context.Context) error {
 		}
 	}
 	results := make([]execResult, len(nodes))
-	var (
-		wg  sync.WaitGroup
-		mu  sync.Mutex
-		sem = make(chan struct{}, o.Concurrency)
-	)
-	out := &lockedWriter{w: o.Out, mu: &mu}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, o.Concurrency)
+	out := &lockedWriter{w: o.Out}
 	for i, n := range nodes {
 		wg.Go(func() {
 			select {
@@ -335,7 +332,7 @@ func (o *ExecOptions) summarize(results []execResult) error {
 // lockedWriter serialises whole writes to w.
 type lockedWriter struct {
 	w  io.Writer
-	mu *sync.Mutex
+	mu sync.Mutex
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
