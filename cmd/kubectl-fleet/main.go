@@ -5,20 +5,21 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	// The operator's own kubeconfig may use any client-go auth plugin.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	// Imported for its init, which catches SIGINT and SIGTERM before the
+	// other packages initialise: see its doc.
+	"github.com/kubectl-fleet/kubectl-fleet/internal/interrupt"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupt.Context(context.Background())
 	args := os.Args[1:]
 	// Installed as kubectl_complete-fleet, the binary is kubectl's completion helper.
 	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == cmd.CompletionHelperName {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -57,4 +58,28 @@ func exitCode(errOut io.Writer, err error) int {
 		return exit.Code
 	}
 	return ExitFailure
+}
+
+// interruption is the cause of a context that a signal cancelled: main's
+// interrupt.Error, known here by its methods so that pkg/cmd does not
+// import the package that registers for the signals (see its doc).
+type interruption interface {
+	error
+	// ExitCode is 128 plus the signal's number, as a shell reports it.
+	ExitCode() int
+}
+
+// interrupted ends a command that a signal cancelled: whatever it was
+// doing, the exit code is the signal's (130 for SIGINT, 143 for SIGTERM)
+// and the last line of stderr says it was interrupted. An error that is
+// only the cancellation echoed back is not printed; any other error is,
+// before that line.
+func interrupted(errOut io.Writer, err error, cause interruption) int {
+	var exit *ExitError
+	silent := errors.As(err, &exit) && exit.Err == nil
+	if err != nil && !silent && !errors.Is(err, context.Canceled) {
+		fmt.Fprint(errOut, escape.Lines(fmt.Sprintf("error: %v\n", err)))
+	}
+	fmt.Fprintf(errOut, "error: %v\n", cause)
+	return cause.ExitCode()
 }

@@ -25,20 +25,20 @@ type hostileFleet struct {
 	kubeconfig string
 }
 
-func startHostileFleet(t *testing.T) *hostileFleet {
-	t.Helper()
+func startHostileFleet(tb testing.TB) *hostileFleet {
+	tb.Helper()
 	root, err := hostile.Start(hostile.Friendly)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(root.Close)
+	tb.Cleanup(root.Close)
 	f := &hostileFleet{root: root, children: map[hostile.Behaviour]*hostile.Server{}}
 	for _, b := range []hostile.Behaviour{hostile.HangAfterAccept, hostile.HangAfterTLS, hostile.EndlessBody, hostile.RedirectHTTP, hostile.RotatingUID, hostile.DiesMidWalk} {
 		s, err := hostile.Start(b)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		t.Cleanup(s.Close)
+		tb.Cleanup(s.Close)
 		f.children[b] = s
 		root.Clusters = append(root.Clusters, hostile.Cluster{Name: string(b), Namespace: "hostile", Version: "v1.36.3", Phase: "Provisioned", Kubeconfig: s.Kubeconfig(string(b))})
 	}
@@ -72,9 +72,9 @@ func startHostileFleet(t *testing.T) *hostileFleet {
 		hostile.Cluster{Name: "userinfo", Namespace: "hostile", Phase: "Provisioned", Kubeconfig: hostile.KubeconfigFor("u", strings.Replace(root.URL, "https://", "https://admin:S3CRET-PASS@", 1), root.CA, "t")},
 		hostile.Cluster{Name: "plain-http", Namespace: "hostile", Phase: "Provisioned", Kubeconfig: hostile.KubeconfigFor("h", strings.Replace(root.URL, "https://", "http://", 1), root.CA, "S3CRET-TOKEN")})
 	root.Kustomizations = []hostile.Kustomization{{Name: "apps", Namespace: "flux-system", Message: "build failed" + hostile.Escapes + "\x1b[31mFAKE OK"}}
-	f.kubeconfig = t.TempDir() + "/kubeconfig"
+	f.kubeconfig = tb.TempDir() + "/kubeconfig"
 	if err := os.WriteFile(f.kubeconfig, hostile.KubeconfigFor("hostile-root", root.URL, root.CA, root.Token), 0o600); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return f
 }

@@ -131,6 +131,9 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	if werr := o.writeRequestLog(); werr != nil {
 		fmt.Fprintf(streams.ErrOut, "warning: %v\n", werr)
 	}
+	if cause := interruption(nil); errors.As(context.Cause(ctx), &cause) {
+		return interrupted(streams.ErrOut, err, cause)
+	}
 	return exitCode(streams.ErrOut, err)
 }
 

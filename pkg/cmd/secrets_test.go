@@ -29,8 +29,8 @@ var (
 )
 
 // plugin builds kubectl-fleet once for the tests that run it as a process.
-func plugin(t *testing.T) string {
-	t.Helper()
+func plugin(tb testing.TB) string {
+	tb.Helper()
 	pluginOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kubectl-fleet-bin-")
 		if err != nil {
@@ -41,11 +41,11 @@ func plugin(t *testing.T) string {
 		out, err := exec.Command("go", "build", "-o", pluginPath, "../../cmd/kubectl-fleet").CombinedOutput()
 		if err != nil {
 			pluginErr = err
-			t.Logf("go build: %s", out)
+			tb.Logf("go build: %s", out)
 		}
 	})
 	if pluginErr != nil {
-		t.Fatalf("building kubectl-fleet: %v", pluginErr)
+		tb.Fatalf("building kubectl-fleet: %v", pluginErr)
 	}
 	return pluginPath
 }
