@@ -110,13 +110,10 @@ $(BIN)/kube-apiserver: hack/tools/kube-apiserver/go.mod hack/tools/kube-apiserve
 .PHONY: flux-bins
 flux-bins: $(BIN)/source-controller $(BIN)/kustomize-controller ## Build the Flux controllers some sandbox clusters run (≈ 6 min each the first time).
 
-# Flux's controllers, for sandbox clusters with fluxControllers: true. Newer
-# patch versions need fluxcd/pkg modules the proxy refuses.
-$(BIN)/source-controller: hack/tools/flux-source/go.mod hack/tools/flux-source/go.sum
-	hack/tool.sh source-controller hack/tools/flux-source github.com/fluxcd/source-controller -ldflags '-s -w'
-
-$(BIN)/kustomize-controller: hack/tools/flux-kustomize/go.mod hack/tools/flux-kustomize/go.sum
-	hack/tool.sh kustomize-controller hack/tools/flux-kustomize github.com/fluxcd/kustomize-controller -ldflags '-s -w'
+# Flux's controllers, for sandbox clusters with fluxControllers: true, from one
+# tools module.
+$(BIN)/source-controller $(BIN)/kustomize-controller: hack/tools/flux/go.mod hack/tools/flux/go.sum
+	hack/tool.sh $(notdir $@) hack/tools/flux github.com/fluxcd/$(notdir $@) -ldflags '-s -w'
 
 .PHONY: krew-bins
 krew-bins: $(BIN)/krew $(BIN)/validate-krew-manifest ## Build krew v0.5.0 and validate-krew-manifest for the install tests.

@@ -27,6 +27,9 @@ type latencyProxy struct {
 	conns  map[net.Conn]bool
 	wg     sync.WaitGroup
 	closed bool
+	// done is closed by stop: a latency being waited out ends there, so a
+	// fleet with a slow cluster (latency: 1m) stops at once.
+	done chan struct{}
 }
 
 // startProxy listens on a loopback port and forwards to target (host:port).
@@ -35,7 +38,7 @@ func startProxy(target string, latency time.Duration) (*latencyProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to listen for the latency proxy: %w", err)
 	}
-	p := &latencyProxy{listener: l, target: target, latency: latency, conns: map[net.Conn]bool{}}
+	p := &latencyProxy{listener: l, target: target, latency: latency, conns: map[net.Conn]bool{}, done: make(chan struct{})}
 	p.wg.Go(p.serve)
 	return p, nil
 }
@@ -75,7 +78,9 @@ func (p *latencyProxy) track(c net.Conn, add bool) bool {
 
 func (p *latencyProxy) forward(client net.Conn) {
 	defer func() { _ = client.Close(); p.track(client, false) }()
-	time.Sleep(p.latency) // the TCP handshake's round trip
+	if !p.sleep(p.latency) { // the TCP handshake's round trip
+		return
+	}
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
 		return
@@ -119,8 +124,10 @@ func (p *latencyProxy) pipe(dst, src net.Conn) {
 		if failed {
 			continue // drain, so the reader ends
 		}
-		if d := time.Until(c.due); d > 0 {
-			time.Sleep(d)
+		if !p.sleep(time.Until(c.due)) {
+			failed = true
+			_ = src.Close()
+			continue
 		}
 		if _, err := dst.Write(c.data); err != nil {
 			failed = true
@@ -132,12 +139,30 @@ func (p *latencyProxy) pipe(dst, src net.Conn) {
 	}
 }
 
+// sleep waits d, or less if the proxy stops; false if it stopped.
+func (p *latencyProxy) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.done:
+		return false
+	}
+}
+
 // stop closes the listener and every connection, and waits for them.
 func (p *latencyProxy) stop() error {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
+	if !p.closed {
+		close(p.done)
+	}
 	p.closed = true
 	for c := range p.conns {
 		_ = c.Close()

@@ -80,3 +80,33 @@ func TestLatencyProxyDelaysEveryRoundTrip(t *testing.T) {
 		t.Errorf("%s for 3 round trips and %d connections", total, p.accepted.Load())
 	}
 }
+
+// A proxy stops at once while its latency is being waited out: a fleet
+// with a cluster a minute away stops without waiting for that minute.
+func TestProxyStopsDuringItsLatency(t *testing.T) {
+	p, err := startProxy(echo(t), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	// The connection is accepted and waits out its hour in forward.
+	for deadline := time.Now().Add(time.Minute); p.accepted.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy accepted no connection")
+		}
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- p.stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("stop waited for the hour of latency")
+	}
+}

@@ -32,6 +32,7 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 		{[]string{"resume", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
 			timeout := "--timeout"
 			switch tc.args[0] {
 			case "reconcile", "suspend", "resume":
@@ -39,8 +40,10 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 			}
 			// The timeout goes right after the command: exec passes what
 			// follows "--" to kubectl.
-			args := append([]string{"--kubeconfig", reliabilityFleet.Kubeconfig, "--color", "never", tc.args[0], timeout, "2s"}, tc.args[1:]...)
-			r := runBounded(t, 60*time.Second, args...)
+			// 15 s is long enough for every cluster but slow, whose every
+			// round trip takes a minute, on a loaded machine too.
+			args := append([]string{"--kubeconfig", reliabilityFleet.Kubeconfig, "--color", "never", tc.args[0], timeout, "15s"}, tc.args[1:]...)
+			r := runBounded(t, 2*time.Minute, args...)
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
 			}

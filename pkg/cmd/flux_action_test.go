@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,9 @@ import (
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
@@ -111,8 +114,10 @@ func TestReconcileEnvWaitTouchesExactlyItsSubtree(t *testing.T) {
 
 func TestReconcileWithSourceAppliesANewCommit(t *testing.T) {
 	needFleets(t)
+	// A message of its own each run, so that every run commits a change.
+	message := fmt.Sprintf("team-a %d", time.Now().UnixNano())
 	revision, err := fluxFleet.Commit("fleet", map[string]string{"clusters/team-a/info.yaml": strings.Replace(
-		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fleet-info\n  namespace: default\ndata:\n  message: MESSAGE\n", "MESSAGE", "team-a v2", 1)}, "team-a v2")
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fleet-info\n  namespace: default\ndata:\n  message: MESSAGE\n", "MESSAGE", message, 1)}, message)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +148,8 @@ func TestReconcileWithSourceAppliesANewCommit(t *testing.T) {
 	if err := fluxFleet.Members["aws/team-a"].Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "fleet-info"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	if cm.Data["message"] != "team-a v2" {
-		t.Errorf("fleet-info says %q, want the committed \"team-a v2\"", cm.Data["message"])
+	if cm.Data["message"] != message {
+		t.Errorf("fleet-info says %q, want the committed %q", cm.Data["message"], message)
 	}
 }
 
@@ -230,6 +235,7 @@ func TestSuspendAndResumeAreIdempotent(t *testing.T) {
 // hand would be undone.
 func TestSuspendWarnsWhenFluxWillUndoIt(t *testing.T) {
 	needFleets(t)
+	fluxOwnsSuspend(t, fluxFleet.Members["aws"].Client, client.ObjectKey{Namespace: "flux-system", Name: "apps"})
 	r := onFleet(t, fluxFleet, "suspend", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system")
 	want := "aws: Kustomization flux-system/apps: warning: Kustomization flux-system/flux-system applies this object with spec.suspend in its manifest and will undo the suspend on its next run (fluxcd/flux2#3462)"
 	if r.code != 0 || !strings.Contains(r.stderr, want) {
@@ -324,4 +330,52 @@ func TestResumeLeavesForeignSuspensions(t *testing.T) {
 	if res := resultOf(report(t, r), "azure", hr); r.code != 0 || res == nil || res.Result != fleet.WouldResume {
 		t.Errorf("resume --include-foreign: exit %d, result %+v; want would resume", r.code, res)
 	}
+}
+
+// fluxOwnsSuspend makes sure kustomize-controller's managedFields hold
+// spec.suspend of the Kustomization key, as after its first apply. A
+// suspend and resume by kubectl fleet (an earlier run of the test) takes
+// the field over, and kustomize-controller does not apply an object again
+// while it matches the manifest; so a field of the manifest is changed by
+// another writer, the applier asked to reconcile, and the test waits until
+// its server-side apply owns the field again.
+func fluxOwnsSuspend(t *testing.T, c client.Client, key client.ObjectKey) {
+	t.Helper()
+	ctx := context.Background()
+	owned := func() bool {
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
+		obj.SetKind("Kustomization")
+		if err := c.Get(ctx, key, obj); err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range obj.GetManagedFields() {
+			if mf.Manager != "kustomize-controller" || mf.FieldsV1 == nil {
+				continue
+			}
+			set := &fieldpath.Set{}
+			if err := set.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
+				t.Fatal(err)
+			}
+			if set.Has(fieldpath.MakePathOrDie("spec", "suspend")) {
+				return true
+			}
+		}
+		return false
+	}
+	if owned() {
+		return
+	}
+	drift := &unstructured.Unstructured{}
+	drift.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
+	drift.SetKind("Kustomization")
+	drift.SetNamespace(key.Namespace)
+	drift.SetName(key.Name)
+	if err := c.Patch(ctx, drift, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"interval":"9m"}}`)), client.FieldOwner("fleet-test")); err != nil {
+		t.Fatal(err)
+	}
+	if r := onFleet(t, fluxFleet, "reconcile", "aws", "--level", "master", "--kind", "ks", "--name", "flux-system", "-n", "flux-system", "--wait", "--timeout", "2m"); r.code != 0 {
+		t.Fatalf("reconcile of the applier: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, 2*time.Minute, "kustomize-controller to own spec.suspend again", owned)
 }

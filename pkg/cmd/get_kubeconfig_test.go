@@ -297,7 +297,10 @@ func TestGetKubeconfigRefusesToMergeWhatKubectlWouldReadFromDisk(t *testing.T) {
 func TestAllowExecRunsOnlyTheListedPlugin(t *testing.T) {
 	needFleets(t)
 	t.Cleanup(func() { _ = os.Remove(faultsFleet.ExecMarker()) })
-	r := onFleet(t, faultsFleet, "--allow-exec", faultsFleet.ExecPluginPath(), "tree", "-o", "json")
+	// A process of its own: client-go keeps an exec plugin's credential in
+	// a process-wide cache, so in-process a second run (go test -count=2)
+	// would not run the plugin again.
+	r := runPlugin(t, "--kubeconfig", faultsFleet.Kubeconfig, "--allow-exec", faultsFleet.ExecPluginPath(), "tree", "-o", "json")
 	nodes := treeJSON(t, r)
 	// The plugin answered with a credential for the root: the walk got in,
 	// and found the cycle.

@@ -114,23 +114,26 @@ func TestHostileChildrenEveryCommand(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"tree", "--timeout", "2s"}, 3},
-		{[]string{"list", "--timeout", "2s"}, 3},
-		{[]string{"list", "-o", "wide", "--timeout", "2s"}, 3},
-		{[]string{"list", "-o", "name", "--timeout", "2s"}, 3},
-		{[]string{"drift", "--timeout", "2s"}, 1},
-		{[]string{"diff", "--git", t.TempDir(), "--timeout", "2s"}, 2},
-		{[]string{"reconcile", "--all", "--dry-run", "--cluster-timeout", "2s"}, 3},
-		{[]string{"suspend", "--all", "--dry-run", "--cluster-timeout", "2s"}, 3},
-		{[]string{"resume", "--all", "--dry-run", "--cluster-timeout", "2s"}, 3},
-		{[]string{"describe", "hang-after-tls", "--timeout", "2s"}, 3},
-		{[]string{"describe", "evil" + hostile.Escapes, "--timeout", "2s"}, 3},
+		{[]string{"tree", "--timeout", "5s"}, 3},
+		{[]string{"list", "--timeout", "5s"}, 3},
+		{[]string{"list", "-o", "wide", "--timeout", "5s"}, 3},
+		{[]string{"list", "-o", "name", "--timeout", "5s"}, 3},
+		{[]string{"drift", "--timeout", "5s"}, 1},
+		{[]string{"diff", "--git", t.TempDir(), "--timeout", "5s"}, 2},
+		{[]string{"reconcile", "--all", "--dry-run", "--cluster-timeout", "5s"}, 3},
+		{[]string{"suspend", "--all", "--dry-run", "--cluster-timeout", "5s"}, 3},
+		{[]string{"resume", "--all", "--dry-run", "--cluster-timeout", "5s"}, 3},
+		{[]string{"describe", "hang-after-tls", "--timeout", "5s"}, 3},
+		{[]string{"describe", "evil" + hostile.Escapes, "--timeout", "5s"}, 3},
 		{[]string{"exec", "--timeout", "2s", "--", "version", "--client"}, 3},
-		{[]string{"get-kubeconfig", "hang-after-tls", "--timeout", "2s"}, 0},
-		{[]string{"get-kubeconfig", "evil" + hostile.Escapes, "--timeout", "2s"}, 0},
+		{[]string{"get-kubeconfig", "hang-after-tls", "--timeout", "5s"}, 0},
+		{[]string{"get-kubeconfig", "evil" + hostile.Escapes, "--timeout", "5s"}, 0},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
-			r := runBounded(t, 30*time.Second, append([]string{"--kubeconfig", f.kubeconfig, "--color", "never"}, tc.args...)...)
+			// The commands run at once: each waits for its timeout on the
+			// hanging children.
+			t.Parallel()
+			r := runBounded(t, 2*time.Minute, append([]string{"--kubeconfig", f.kubeconfig, "--color", "never"}, tc.args...)...)
 			if r.code != tc.code {
 				t.Errorf("%v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.args, r.code, tc.code, r.stdout, r.stderr)
 			}

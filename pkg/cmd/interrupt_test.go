@@ -138,6 +138,19 @@ func startPlugin(tb testing.TB, bin string, args ...string) *pluginProcess {
 	return p
 }
 
+// runPlugin runs the plugin binary with args to its end, as its own
+// process: for what must not be shared between runs in one test binary.
+func runPlugin(t *testing.T, args ...string) result {
+	t.Helper()
+	p := startPlugin(t, plugin(t), args...)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("%v still running after 5 minutes", args)
+	}
+	return result{stdout: p.stdout.String(), stderr: p.stderr.String(), code: p.cmd.ProcessState.ExitCode()}
+}
+
 // signal sends sig and waits for the process to end, within a deadline
 // generous for a loaded machine.
 func (p *pluginProcess) signal(tb testing.TB, sig syscall.Signal) {
