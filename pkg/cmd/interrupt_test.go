@@ -15,9 +15,11 @@ import (
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/hostile"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
 )
 
 // waitFor polls cond every 10 ms until it holds or the deadline passes.
@@ -271,4 +273,25 @@ func BenchmarkSignalToExit(b *testing.B) {
 		p.wantInterrupted(b, syscall.SIGINT)
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/exit")
+}
+
+// fakeSignal is a cancellation cause as main's interrupt.Error is one.
+type fakeSignal struct{}
+
+func (fakeSignal) Error() string { return "interrupted by SIGTEST" }
+func (fakeSignal) ExitCode() int { return 199 }
+
+// A command whose context a signal cancelled ends with the signal's exit
+// code and the line saying so, whatever the command returned: nothing
+// (version), or the cancellation echoed back (a walk).
+func TestInterruptedCommandsEndAlike(t *testing.T) {
+	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:1")
+	for _, args := range [][]string{{"version"}, {"--kubeconfig", kubeconfig, "tree"}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(fakeSignal{})
+		streams, _, _, errOut := genericiooptions.NewTestIOStreams()
+		if code := cmd.Execute(ctx, streams, args); code != 199 || errOut.String() != "error: interrupted by SIGTEST\n" {
+			t.Errorf("%v: exit %d, stderr %q; want 199 and only the interruption", args, code, errOut.String())
+		}
+	}
 }
