@@ -200,6 +200,12 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 		// are process-wide and started once.
 		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		// The sandbox's latency proxies are the test's, not the command's:
+		// the fault suite's connections to a cluster a minute away are
+		// still being forwarded.
+		goleak.IgnoreAnyFunction("github.com/kubectl-fleet/kubectl-fleet/internal/sandbox.(*latencyProxy).forward"),
+		goleak.IgnoreAnyFunction("github.com/kubectl-fleet/kubectl-fleet/internal/sandbox.(*latencyProxy).pipe"),
+		goleak.IgnoreAnyFunction("github.com/kubectl-fleet/kubectl-fleet/internal/sandbox.(*latencyProxy).pipe.func1"),
 	)
 }
 
