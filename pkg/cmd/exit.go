@@ -75,10 +75,8 @@ type interruption interface {
 // only the cancellation echoed back is not printed; any other error is,
 // before that line.
 func interrupted(errOut io.Writer, err error, cause interruption) int {
-	var exit *ExitError
-	silent := errors.As(err, &exit) && exit.Err == nil
-	if err != nil && !silent && !errors.Is(err, context.Canceled) {
-		fmt.Fprint(errOut, escape.Lines(fmt.Sprintf("error: %v\n", err)))
+	if !errors.Is(err, context.Canceled) {
+		exitCode(errOut, err) // prints err as any command's, or nothing
 	}
 	fmt.Fprintf(errOut, "error: %v\n", cause)
 	return cause.ExitCode()
