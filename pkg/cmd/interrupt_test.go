@@ -145,11 +145,7 @@ func startPlugin(tb testing.TB, bin string, args ...string) *pluginProcess {
 func runPlugin(t *testing.T, args ...string) result {
 	t.Helper()
 	p := startPlugin(t, plugin(t), args...)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("%v still running after 5 minutes", args)
-	}
+	p.wait(t, 5*time.Minute, "")
 	return result{stdout: p.stdout.String(), stderr: p.stderr.String(), code: p.cmd.ProcessState.ExitCode()}
 }
 
@@ -160,11 +156,18 @@ func (p *pluginProcess) signal(tb testing.TB, sig syscall.Signal) {
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		tb.Fatal(err)
 	}
+	p.wait(tb, time.Minute, " after "+sig.String())
+}
+
+// wait waits for the process to end; past within it kills it and fails
+// the test, saying how long it ran and after what.
+func (p *pluginProcess) wait(tb testing.TB, within time.Duration, after string) {
+	tb.Helper()
 	select {
 	case <-p.done:
-	case <-time.After(time.Minute):
+	case <-time.After(within):
 		_ = p.cmd.Process.Kill()
-		tb.Fatalf("%v still running a minute after %s", p.cmd.Args[1:], sig)
+		tb.Fatalf("%v still running %s%s", p.cmd.Args[1:], within, after)
 	}
 }
 
