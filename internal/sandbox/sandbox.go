@@ -397,17 +397,20 @@ func (s *server) start(scheme *runtime.Scheme) error {
 // Stop stops every apiserver and etcd, which removes their data, and
 // removes the files the sandbox wrote.
 func (f *Fleet) Stop() error {
-	var errs []error
-	for _, s := range f.servers {
-		for _, c := range s.controllers {
+	// The controllers first, all at once (each may take its 10 s to end),
+	// while their apiservers still answer.
+	errs := []error{concurrently(f.serverList(), func(s *server) error {
+		err := concurrently(s.controllers, func(c *controller) error {
 			if err := c.stop(); err != nil {
-				errs = append(errs, fmt.Errorf("failed to stop %s of cluster %q: %w", c.name, s.spec.Name, err))
+				return fmt.Errorf("failed to stop %s of cluster %q: %w", c.name, s.spec.Name, err)
 			}
+			return nil
+		})
+		if perr := s.proxy.stop(); perr != nil {
+			err = errors.Join(err, fmt.Errorf("failed to stop the latency proxy of cluster %q: %w", s.spec.Name, perr))
 		}
-		if err := s.proxy.stop(); err != nil {
-			errs = append(errs, fmt.Errorf("failed to stop the latency proxy of cluster %q: %w", s.spec.Name, err))
-		}
-	}
+		return err
+	})}
 	if err := f.git.stop(); err != nil {
 		errs = append(errs, fmt.Errorf("failed to stop the git server: %w", err))
 	}

@@ -12,7 +12,7 @@ import (
 // included, from the parent; its Flux objects and drift from inside.
 func TestDescribeATenantWithMachines(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, demoFleet, "describe", "aws/team-c", "--color", "never")
+	r := onFleet(t, demoFleet.get(t), "describe", "aws/team-c", "--color", "never")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -24,7 +24,7 @@ func TestDescribeATenantWithMachines(t *testing.T) {
 // in -o json.
 func TestDescribeFollowsSpecKubeConfig(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, demoFleet, "describe", "aws", "--color", "never")
+	r := onFleet(t, demoFleet.get(t), "describe", "aws", "--color", "never")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -36,7 +36,7 @@ func TestDescribeFollowsSpecKubeConfig(t *testing.T) {
 	}
 	d := decode[struct {
 		Flux []item `json:"flux"`
-	}](t, onFleet(t, demoFleet, "describe", "aws", "-o", "json"))
+	}](t, onFleet(t, demoFleet.get(t), "describe", "aws", "-o", "json"))
 	var found bool
 	var walk func([]item)
 	walk = func(items []item) {
@@ -57,7 +57,7 @@ func TestDescribeFollowsSpecKubeConfig(t *testing.T) {
 // objects, read on the parent, and exits 3.
 func TestDescribeAnUnreachableCluster(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, faultsFleet, "describe", "aws/staging:team-a", "--color", "never", "--timeout", "5s")
+	r := onFleet(t, faultsFleet.get(t), "describe", "aws/staging:team-a", "--color", "never", "--timeout", "5s")
 	if r.code != 3 || !strings.Contains(r.stdout, "Cluster/team-a") || !strings.Contains(r.stdout, "cannot reach") {
 		t.Errorf("exit %d; want 3, the error and the Cluster read on the parent:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

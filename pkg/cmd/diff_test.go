@@ -53,7 +53,7 @@ func cloneRepo(t *testing.T, f *sandbox.Fleet, repo, path string, kustomizations
 // its Kustomizations applied.
 func diffCheckout(t *testing.T) string {
 	t.Helper()
-	return cloneRepo(t, diffFleet, "diff-fleet", "aws",
+	return cloneRepo(t, diffFleet.get(t), "diff-fleet", "aws",
 		client.ObjectKey{Namespace: "flux-system", Name: "flux-system"}, client.ObjectKey{Namespace: "tenants", Name: "team-a"})
 }
 
@@ -81,12 +81,12 @@ func actions(rep *fluxdiff.Report) []string {
 func TestDiffOfTheAppliedCheckoutIsEmpty(t *testing.T) {
 	needFleets(t)
 	dir := diffCheckout(t)
-	r := onFleet(t, diffFleet, "diff", "--git", dir)
+	r := onFleet(t, diffFleet.get(t), "diff", "--git", dir)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	golden.Assert(t, "diff/clean", scrub(r.stdout))
-	rep := diffReport(t, onFleet(t, diffFleet, "diff", "--git", dir, "-o", "json"))
+	rep := diffReport(t, onFleet(t, diffFleet.get(t), "diff", "--git", dir, "-o", "json"))
 	// The remote Kustomization was diffed against the tenant: its objects,
 	// built with substitutions from inline values and a ConfigMap on aws,
 	// are there and unchanged.
@@ -112,7 +112,7 @@ func TestDiffOfTheAppliedCheckoutIsEmpty(t *testing.T) {
 func TestDiffShowsAHandEditOnATenant(t *testing.T) {
 	needFleets(t)
 	dir := diffCheckout(t)
-	c := diffFleet.Members["aws/team-a"].Client
+	c := diffFleet.get(t).Members["aws/team-a"].Client
 	setRegion := func(v string) {
 		t.Helper()
 		cm := &corev1.ConfigMap{}
@@ -126,7 +126,7 @@ func TestDiffShowsAHandEditOnATenant(t *testing.T) {
 	}
 	setRegion("edited-by-hand")
 	t.Cleanup(func() { setRegion("eu-west-1") })
-	r := onFleet(t, diffFleet, "diff", "aws/team-a", "--git", dir)
+	r := onFleet(t, diffFleet.get(t), "diff", "aws/team-a", "--git", dir)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
@@ -169,12 +169,12 @@ func TestDiffOfACommitNotYetReconciled(t *testing.T) {
 	needFleets(t)
 	dir := diffCheckout(t)
 	commitChange(t, dir)
-	r := onFleet(t, diffFleet, "diff", "--git", dir)
+	r := onFleet(t, diffFleet.get(t), "diff", "--git", dir)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	golden.Assert(t, "diff/commit", scrub(r.stdout))
-	rep := diffReport(t, onFleet(t, diffFleet, "diff", "--git", dir, "-o", "json"))
+	rep := diffReport(t, onFleet(t, diffFleet.get(t), "diff", "--git", dir, "-o", "json"))
 	want := []string{
 		"aws ConfigMap/default/frozen skipped",
 		"aws ConfigMap/default/fleet-info configured",
@@ -192,7 +192,7 @@ func TestDiffOfACommitNotYetReconciled(t *testing.T) {
 	}
 	// Nothing was applied: the live objects are as they were.
 	cm := &corev1.ConfigMap{}
-	if err := diffFleet.Members["aws"].Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "fleet-info"}, cm); err != nil || cm.Data["message"] != "aws v1" {
+	if err := diffFleet.get(t).Members["aws"].Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "fleet-info"}, cm); err != nil || cm.Data["message"] != "aws v1" {
 		t.Errorf("fleet-info on aws: %v, %v; the dry-run changed it", err, cm.Data)
 	}
 }
@@ -206,7 +206,7 @@ func TestDiffNeverShowsSecretValues(t *testing.T) {
 		secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(s)))
 	}
 	for _, args := range [][]string{{}, {"-o", "json"}, {"-o", "yaml"}, {"-v=9"}, {"-o", "json", "-v=10"}} {
-		r := onFleet(t, diffFleet, append([]string{"diff", "aws/team-a", "--git", dir}, args...)...)
+		r := onFleet(t, diffFleet.get(t), append([]string{"diff", "aws/team-a", "--git", dir}, args...)...)
 		if r.code != 1 {
 			t.Fatalf("%v: exit %d, want 1\nstderr: %s", args, r.code, r.stderr)
 		}
@@ -226,33 +226,33 @@ func TestDiffSelection(t *testing.T) {
 	dir := diffCheckout(t)
 	commitChange(t, dir)
 	t.Run("one Kustomization by name, wherever it is", func(t *testing.T) {
-		rep := diffReport(t, onFleet(t, diffFleet, "diff", "--git", dir, "--kustomization", "tenants/team-a", "-o", "json"))
+		rep := diffReport(t, onFleet(t, diffFleet.get(t), "diff", "--git", dir, "--kustomization", "tenants/team-a", "-o", "json"))
 		if len(rep.Clusters) != 1 || rep.Clusters[0].Path != "aws/team-a" || len(rep.Clusters[0].Kustomizations) != 1 {
 			t.Errorf("report %+v, want tenants/team-a on aws/team-a alone", rep.Clusters)
 		}
 	})
 	t.Run("a name that is nowhere is an error", func(t *testing.T) {
-		r := onFleet(t, diffFleet, "diff", "--git", dir, "--kustomization", "flux-system/nope")
+		r := onFleet(t, diffFleet.get(t), "diff", "--git", dir, "--kustomization", "flux-system/nope")
 		if r.code != 2 || !strings.Contains(r.stderr, "no Kustomization flux-system/nope on the selected clusters") {
 			t.Errorf("exit %d, stderr %s", r.code, r.stderr)
 		}
 	})
 	t.Run("a checkout of another repository diffs nothing and says why", func(t *testing.T) {
 		other := fleetRepo(t)
-		r := onFleet(t, diffFleet, "diff", "--git", other)
+		r := onFleet(t, diffFleet.get(t), "diff", "--git", other)
 		if r.code != 2 || !strings.Contains(r.stdout, "not diffed: no checkout of GitRepository flux-system/flux-system") || !strings.Contains(r.stderr, "nothing was compared") {
 			t.Errorf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 		}
 	})
 	t.Run("--source maps a GitRepository to a checkout whatever its URL", func(t *testing.T) {
 		gitIn(t, dir, "remote", "set-url", "origin", "https://elsewhere.example/fleet.git")
-		r := onFleet(t, diffFleet, "diff", "--source", "flux-system/flux-system="+dir)
+		r := onFleet(t, diffFleet.get(t), "diff", "--source", "flux-system/flux-system="+dir)
 		if r.code != 1 || !strings.Contains(r.stdout, "2 clusters would change") {
 			t.Errorf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 		}
 	})
 	t.Run("no checkout at all is a usage error", func(t *testing.T) {
-		r := onFleet(t, diffFleet, "diff")
+		r := onFleet(t, diffFleet.get(t), "diff")
 		if r.code != 2 || !strings.Contains(r.stderr, "give --git DIR") {
 			t.Errorf("exit %d, stderr %s", r.code, r.stderr)
 		}
@@ -261,16 +261,16 @@ func TestDiffSelection(t *testing.T) {
 
 func TestDiffReportsUnreachableClusters(t *testing.T) {
 	needFleets(t)
-	dir := cloneRepo(t, fluxFleet, "fleet", "aws")
+	dir := cloneRepo(t, fluxFleet.get(t), "fleet", "aws")
 	t.Run("alone: exit 2", func(t *testing.T) {
-		r := onFleet(t, fluxFleet, "diff", "aws/team-dead", "--git", dir)
+		r := onFleet(t, fluxFleet.get(t), "diff", "aws/team-dead", "--git", dir)
 		if r.code != 2 || !strings.Contains(r.stdout, "aws/team-dead cannot be diffed: ") || !strings.Contains(r.stdout, "1 cluster could not be read") {
 			t.Errorf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 		}
 	})
 	t.Run("beside a cluster that would change: exit 1", func(t *testing.T) {
 		// broken/waits on aws/team-a never applied: its objects would be created.
-		r := onFleet(t, fluxFleet, "diff", "aws/team-a", "aws/team-dead", "--git", dir)
+		r := onFleet(t, fluxFleet.get(t), "diff", "aws/team-a", "aws/team-dead", "--git", dir)
 		if r.code != 1 || !strings.Contains(r.stdout, "aws/team-dead cannot be diffed: ") || !strings.Contains(r.stdout, "ConfigMap/default/app created") {
 			t.Errorf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 		}

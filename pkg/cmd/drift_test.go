@@ -36,7 +36,7 @@ func found(rep *drift.Report) []string {
 
 func TestDriftFindsEveryKindItShould(t *testing.T) {
 	needFleets(t)
-	rep, r := driftReport(t, driftFleet, "aws")
+	rep, r := driftReport(t, driftFleet.get(t), "aws")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1: drift found; stderr %s", r.code, r.stderr)
 	}
@@ -88,30 +88,30 @@ func TestDriftFindsEveryKindItShould(t *testing.T) {
 
 func TestDriftOfACleanSubtreeIsEmpty(t *testing.T) {
 	needFleets(t)
-	rep, r := driftReport(t, driftFleet, "azure")
+	rep, r := driftReport(t, driftFleet.get(t), "azure")
 	if r.code != 0 || len(rep.Findings) != 0 || rep.Summary.Read != 3 {
 		t.Errorf("exit %d, findings %v on %d clusters: want exit 0 and none on the 3 clusters of azure", r.code, found(rep), rep.Summary.Read)
 	}
-	table := onFleet(t, driftFleet, "drift", "azure")
+	table := onFleet(t, driftFleet.get(t), "drift", "azure")
 	golden.Assert(t, "drift/clean", scrub(table.stdout))
 }
 
 func TestDriftFlags(t *testing.T) {
 	needFleets(t)
-	rep, r := driftReport(t, driftFleet, "aws/drifty", "--kind", "suspended", "--max-suspend-age", "72h")
+	rep, r := driftReport(t, driftFleet.get(t), "aws/drifty", "--kind", "suspended", "--max-suspend-age", "72h")
 	if got := found(rep); r.code != 1 || !slices.Equal(got, []string{"aws/drifty suspended Kustomization flux-system/paused"}) {
 		t.Errorf("exit %d, findings %v: want only the suspension of 100h", r.code, got)
 	}
-	rep, r = driftReport(t, driftFleet, "aws/drifty", "--kind", "stalled", "--grace", "1h")
+	rep, r = driftReport(t, driftFleet.get(t), "aws/drifty", "--kind", "stalled", "--grace", "1h")
 	if r.code != 0 || len(rep.Findings) != 0 {
 		t.Errorf("exit %d, findings %v: a stall of 10m is within a grace of 1h", r.code, found(rep))
 	}
-	rep, _ = driftReport(t, driftFleet, "--level", "master")
+	rep, _ = driftReport(t, driftFleet.get(t), "--level", "master")
 	if len(rep.Findings) != 0 || rep.Summary.Read != 2 {
 		t.Errorf("--level master read %d clusters, found %v: want the 2 masters, clean", rep.Summary.Read, found(rep))
 	}
 	for _, args := range [][]string{{"--kind", "bogus"}, {"nosuch"}, {"--grace", "soon"}, {"-o", "table"}} {
-		r := onFleet(t, driftFleet, append([]string{"drift"}, args...)...)
+		r := onFleet(t, driftFleet.get(t), append([]string{"drift"}, args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, "error: ") {
 			t.Errorf("drift %v: exit %d, stderr %q; want exit 2 and an error", args, r.code, r.stderr)
 		}
@@ -121,7 +121,7 @@ func TestDriftFlags(t *testing.T) {
 func TestDriftTableGolden(t *testing.T) {
 	needFleets(t)
 	// Only kinds without ages: the table's SINCE column moves with time.
-	r := onFleet(t, driftFleet, "drift", "aws", "--kind", "undeclared,version-skew,unreadable")
+	r := onFleet(t, driftFleet.get(t), "drift", "aws", "--kind", "undeclared,version-skew,unreadable")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1", r.code)
 	}
@@ -130,17 +130,17 @@ func TestDriftTableGolden(t *testing.T) {
 
 func TestTreeAndListMarkDrift(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, driftFleet, "tree", "aws/drifty", "--drift")
+	r := onFleet(t, driftFleet.get(t), "tree", "aws/drifty", "--drift")
 	if r.code != 0 {
 		t.Errorf("tree --drift exit %d: %s", r.code, r.stderr)
 	}
 	golden.Assert(t, "drift/tree", scrub(r.stdout))
-	r = onFleet(t, driftFleet, "list", "--drift", "--kind", "undeclared,version-skew,unreadable")
+	r = onFleet(t, driftFleet.get(t), "list", "--drift", "--kind", "undeclared,version-skew,unreadable")
 	if r.code != 3 {
 		t.Errorf("list --drift exit %d, want 3 (aws/gone is unreachable): %s", r.code, r.stderr)
 	}
 	golden.Assert(t, "drift/list", scrub(r.stdout))
-	r = onFleet(t, driftFleet, "tree", "azure", "--kind", "revision")
+	r = onFleet(t, driftFleet.get(t), "tree", "azure", "--kind", "revision")
 	if r.code != 1 || !strings.Contains(r.stderr, "--kind needs --drift") {
 		t.Errorf("tree --kind without --drift: exit %d, %q", r.code, r.stderr)
 	}
@@ -188,7 +188,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 func TestDriftGitSourcesBehindTheCheckout(t *testing.T) {
 	needFleets(t)
 	dir := fleetRepo(t)
-	rep, r := driftReport(t, driftFleet, "azure", "--git", dir)
+	rep, r := driftReport(t, driftFleet.get(t), "azure", "--git", dir)
 	head := gitIn(t, dir, "rev-parse", "HEAD")
 	want := []string{"azure source-behind-git GitRepository flux-system/flux-system", "azure/team-a source-behind-git GitRepository flux-system/flux-system", "azure/team-b source-behind-git GitRepository flux-system/flux-system"}
 	if got := found(rep); r.code != 1 || !slices.Equal(got, want) {
@@ -201,10 +201,10 @@ func TestDriftGitSourcesBehindTheCheckout(t *testing.T) {
 	}
 	// A GitRepository of another URL is compared only when --source maps it.
 	gitIn(t, dir, "remote", "set-url", "origin", "https://elsewhere.example/fleet")
-	if rep, _ := driftReport(t, driftFleet, "azure/team-a", "--git", dir); len(rep.Findings) != 0 {
+	if rep, _ := driftReport(t, driftFleet.get(t), "azure/team-a", "--git", dir); len(rep.Findings) != 0 {
 		t.Errorf("findings %v for a checkout of another repository", found(rep))
 	}
-	if rep, _ := driftReport(t, driftFleet, "azure/team-a", "--source", "flux-system/flux-system="+dir); len(rep.Findings) != 1 {
+	if rep, _ := driftReport(t, driftFleet.get(t), "azure/team-a", "--source", "flux-system/flux-system="+dir); len(rep.Findings) != 1 {
 		t.Errorf("findings %v with --source, want the one GitRepository", found(rep))
 	}
 }

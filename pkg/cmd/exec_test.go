@@ -15,7 +15,7 @@ import (
 // unreachable one in the summary; a partial exit.
 func TestExecAcrossAnEnvironment(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, faultsFleet, "exec", "--env", "aws", "--timeout", "5s", "--", "get", "ns", "kube-system", "-o", "name")
+	r := onFleet(t, faultsFleet.get(t), "exec", "--env", "aws", "--timeout", "5s", "--", "get", "ns", "kube-system", "-o", "name")
 	if r.code != 3 {
 		t.Errorf("exit %d, want 3 (partial)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -33,7 +33,7 @@ func TestExecAcrossAnEnvironment(t *testing.T) {
 		t.Errorf("stderr does not sum up:\n%s", r.stderr)
 	}
 	// Raw and grouped output.
-	r = onFleet(t, faultsFleet, "exec", "aws", "--level", "master", "--prefix=false", "--", "get", "ns", "kube-system", "-o", "name")
+	r = onFleet(t, faultsFleet.get(t), "exec", "aws", "--level", "master", "--prefix=false", "--", "get", "ns", "kube-system", "-o", "name")
 	if r.code != 0 || r.stdout != "namespace/kube-system\n" {
 		t.Errorf("--prefix=false: exit %d, stdout %q", r.code, r.stdout)
 	}
@@ -61,7 +61,7 @@ func TestExecLeavesNoKubeconfig(t *testing.T) {
 	needFleets(t)
 	tmp := t.TempDir()
 	run := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(plugin(t), append([]string{"--kubeconfig", demoFleet.Kubeconfig, "exec"}, args...)...)
+		cmd := exec.Command(plugin(t), append([]string{"--kubeconfig", demoFleet.get(t).Kubeconfig, "exec"}, args...)...)
 		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 		return cmd
 	}

@@ -13,7 +13,7 @@ import (
 // could not do.
 func TestFaultSuiteEveryCommand(t *testing.T) {
 	needFleets(t)
-	for _, tc := range []struct {
+	cases := []struct {
 		args []string
 		code int
 		want []string
@@ -30,20 +30,25 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 		{[]string{"reconcile", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
 		{[]string{"suspend", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
 		{[]string{"resume", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
-	} {
+	}
+	// The commands run at once: each waits out its timeout on slow.
+	argLists := make([][]string, len(cases))
+	for i, tc := range cases {
+		timeout := "--timeout"
+		switch tc.args[0] {
+		case "reconcile", "suspend", "resume":
+			timeout = "--cluster-timeout"
+		}
+		// The timeout goes right after the command: exec passes what
+		// follows "--" to kubectl. 15 s is long enough for every cluster
+		// but slow, whose every round trip takes a minute, on a loaded
+		// machine too.
+		argLists[i] = append([]string{"--kubeconfig", reliabilityFleet.get(t).Kubeconfig, "--color", "never", tc.args[0], timeout, "15s"}, tc.args[1:]...)
+	}
+	results := runAtOnce(t, 2*time.Minute, argLists)
+	for i, tc := range cases {
+		r := results[i]
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			t.Parallel()
-			timeout := "--timeout"
-			switch tc.args[0] {
-			case "reconcile", "suspend", "resume":
-				timeout = "--cluster-timeout"
-			}
-			// The timeout goes right after the command: exec passes what
-			// follows "--" to kubectl.
-			// 15 s is long enough for every cluster but slow, whose every
-			// round trip takes a minute, on a loaded machine too.
-			args := append([]string{"--kubeconfig", reliabilityFleet.Kubeconfig, "--color", "never", tc.args[0], timeout, "15s"}, tc.args[1:]...)
-			r := runBounded(t, 2*time.Minute, args...)
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
 			}
@@ -61,7 +66,7 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 // kind: exit 3, never 0 (defect 7).
 func TestPartialReadIsPartial(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, reliabilityFleet, "tree", "no-helmreleases", "-o", "json")
+	r := onFleet(t, reliabilityFleet.get(t), "tree", "no-helmreleases", "-o", "json")
 	if r.code != 3 {
 		t.Errorf("tree: exit %d, want 3: %s", r.code, r.stderr)
 	}
@@ -75,13 +80,13 @@ func TestPartialReadIsPartial(t *testing.T) {
 		t.Errorf("the partial read lost what was read or did not say what was not: %+v", n.Flux)
 	}
 	for _, verb := range []string{"reconcile", "suspend", "resume"} {
-		r := onFleet(t, reliabilityFleet, verb, "no-helmreleases", "--dry-run")
+		r := onFleet(t, reliabilityFleet.get(t), verb, "no-helmreleases", "--dry-run")
 		if r.code != 3 || !strings.Contains(r.stdout, "HelmReleases not listed, none acted on") {
 			t.Errorf("%s on a cluster whose HelmReleases could not be listed: exit %d, want 3 and the kind named:\n%s\n%s", verb, r.code, r.stdout, r.stderr)
 		}
 	}
 	// --kind ks does not need the HelmReleases.
-	if r := onFleet(t, reliabilityFleet, "reconcile", "no-helmreleases", "--kind", "ks", "--dry-run"); r.code != 0 {
+	if r := onFleet(t, reliabilityFleet.get(t), "reconcile", "no-helmreleases", "--kind", "ks", "--dry-run"); r.code != 0 {
 		t.Errorf("reconcile --kind ks: exit %d, want 0: %s %s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -90,7 +95,7 @@ func TestPartialReadIsPartial(t *testing.T) {
 // the CAPI and Flux CRDs is read as one with no clusters and no Flux.
 func TestLargeAndBareClusters(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, reliabilityFleet, "list", "bulk", "bare", "-o", "json")
+	r := onFleet(t, reliabilityFleet.get(t), "list", "bulk", "bare", "-o", "json")
 	type item struct {
 		Path  string `json:"path"`
 		Error string `json:"error"`

@@ -77,13 +77,13 @@ func resultOf(rep *fleet.ActionReport, cluster, object string) *fleet.ActionResu
 
 func TestReconcileEnvWaitTouchesExactlyItsSubtree(t *testing.T) {
 	needFleets(t)
-	before := readFlux(t, fluxFleet)
-	r := onFleet(t, fluxFleet, "reconcile", "--env", "aws", "-n", "flux-system", "--wait", "--timeout", "1m", "-o", "json")
+	before := readFlux(t, fluxFleet.get(t))
+	r := onFleet(t, fluxFleet.get(t), "reconcile", "--env", "aws", "-n", "flux-system", "--wait", "--timeout", "1m", "-o", "json")
 	if r.code != 3 {
 		t.Errorf("exit %d, want 3: one tenant is unreachable; stderr %s", r.code, r.stderr)
 	}
 	rep := report(t, r)
-	after := readFlux(t, fluxFleet)
+	after := readFlux(t, fluxFleet.get(t))
 
 	for path, objs := range after {
 		for key, obj := range objs {
@@ -116,12 +116,12 @@ func TestReconcileWithSourceAppliesANewCommit(t *testing.T) {
 	needFleets(t)
 	// A message of its own each run, so that every run commits a change.
 	message := fmt.Sprintf("team-a %d", time.Now().UnixNano())
-	revision, err := fluxFleet.Commit("fleet", map[string]string{"clusters/team-a/info.yaml": strings.Replace(
+	revision, err := fluxFleet.get(t).Commit("fleet", map[string]string{"clusters/team-a/info.yaml": strings.Replace(
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fleet-info\n  namespace: default\ndata:\n  message: MESSAGE\n", "MESSAGE", message, 1)}, message)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := onFleet(t, fluxFleet, "reconcile", "aws/team-a", "--kind", "ks", "--name", "flux-system", "--with-source", "--wait", "--timeout", "1m", "-o", "json")
+	r := onFleet(t, fluxFleet.get(t), "reconcile", "aws/team-a", "--kind", "ks", "--name", "flux-system", "--with-source", "--wait", "--timeout", "1m", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, r.stdout)
 	}
@@ -135,7 +135,7 @@ func TestReconcileWithSourceAppliesANewCommit(t *testing.T) {
 		}
 	}
 	// The source was handled before the Kustomization was even asked.
-	state := readFlux(t, fluxFleet)["aws/team-a"]
+	state := readFlux(t, fluxFleet.get(t))["aws/team-a"]
 	srcHandled, _, _ := unstructured.NestedString(state["GitRepository flux-system/flux-system"].Object, "status", "lastHandledReconcileAt")
 	ksRequested := requestedAt(state["Kustomization flux-system/flux-system"])
 	a, errA := time.Parse(time.RFC3339Nano, srcHandled)
@@ -145,7 +145,7 @@ func TestReconcileWithSourceAppliesANewCommit(t *testing.T) {
 	}
 	// And the object the commit carries changed on the cluster.
 	cm := &corev1.ConfigMap{}
-	if err := fluxFleet.Members["aws/team-a"].Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "fleet-info"}, cm); err != nil {
+	if err := fluxFleet.get(t).Members["aws/team-a"].Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "fleet-info"}, cm); err != nil {
 		t.Fatal(err)
 	}
 	if cm.Data["message"] != message {
@@ -155,7 +155,7 @@ func TestReconcileWithSourceAppliesANewCommit(t *testing.T) {
 
 func TestReconcileWaitReportsRealFailures(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, fluxFleet, "reconcile", "aws/team-a", "-n", "broken", "--wait", "--timeout", "30s", "-o", "json")
+	r := onFleet(t, fluxFleet.get(t), "reconcile", "aws/team-a", "-n", "broken", "--wait", "--timeout", "30s", "-o", "json")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1: every result failed", r.code)
 	}
@@ -164,7 +164,7 @@ func TestReconcileWaitReportsRealFailures(t *testing.T) {
 		t.Errorf("result = %+v, want the dependency failure", res)
 	}
 	// A status-only object has no controller: --wait times out, reported.
-	r = onFleet(t, fluxFleet, "reconcile", "/", "--level", "root", "--name", "flux-system", "--wait", "--timeout", "2s", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "reconcile", "/", "--level", "root", "--name", "flux-system", "--wait", "--timeout", "2s", "-o", "json")
 	res = resultOf(report(t, r), "", "Kustomization flux-system/flux-system")
 	if r.code != 1 || res == nil || !strings.Contains(res.Message, "timed out waiting for Kustomization flux-system/flux-system to be reconciled") {
 		t.Errorf("exit %d, result %+v; want a timeout", r.code, res)
@@ -173,17 +173,17 @@ func TestReconcileWaitReportsRealFailures(t *testing.T) {
 
 func TestReconcileSkipsSuspendedObjectsAndRefusesNamedOnes(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, fluxFleet, "reconcile", "azure", "--kind", "hr", "-o", "json")
+	r := onFleet(t, fluxFleet.get(t), "reconcile", "azure", "--kind", "hr", "-o", "json")
 	res := resultOf(report(t, r), "azure", "HelmRelease flux-system/cert-manager")
 	if r.code != 0 || res == nil || res.Result != "skipped" || res.Message != "suspended" || res.Failed {
 		t.Errorf("exit %d, result %+v; want it skipped", r.code, res)
 	}
-	r = onFleet(t, fluxFleet, "reconcile", "azure", "--kind", "hr", "--name", "cert-manager", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "reconcile", "azure", "--kind", "hr", "--name", "cert-manager", "-o", "json")
 	res = resultOf(report(t, r), "azure", "HelmRelease flux-system/cert-manager")
 	if r.code != 1 || res == nil || res.Result != "refused" || !strings.Contains(res.Message, "resume it first") {
 		t.Errorf("exit %d, result %+v; want it refused", r.code, res)
 	}
-	state := readFlux(t, fluxFleet)["azure"]["HelmRelease flux-system/cert-manager"]
+	state := readFlux(t, fluxFleet.get(t))["azure"]["HelmRelease flux-system/cert-manager"]
 	if requestedAt(state) != "" {
 		t.Error("the suspended HelmRelease was asked to reconcile")
 	}
@@ -192,40 +192,40 @@ func TestReconcileSkipsSuspendedObjectsAndRefusesNamedOnes(t *testing.T) {
 func TestSuspendAndResumeAreIdempotent(t *testing.T) {
 	needFleets(t)
 	key := "Kustomization flux-system/flux-system"
-	r := onFleet(t, fluxFleet, "suspend", "azure", "--kind", "ks", "--reason", "INC-7: bad rollout", "--actor", "alice", "-o", "json")
+	r := onFleet(t, fluxFleet.get(t), "suspend", "azure", "--kind", "ks", "--reason", "INC-7: bad rollout", "--actor", "alice", "-o", "json")
 	res := resultOf(report(t, r), "azure", key)
 	if r.code != 0 || res == nil || res.Result != "suspended" || res.Message != "by alice: INC-7: bad rollout" {
 		t.Fatalf("exit %d, result %+v", r.code, res)
 	}
-	obj := readFlux(t, fluxFleet)["azure"][key]
+	obj := readFlux(t, fluxFleet.get(t))["azure"][key]
 	ann := obj.GetAnnotations()
 	if s, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend"); !s || ann[flux.SuspendedByAnnotation] != "alice" ||
 		ann[flux.SuspendReasonAnnotation] != "INC-7: bad rollout" || ann[flux.SuspendedAtAnnotation] == "" {
 		t.Errorf("after suspend: spec.suspend %v, annotations %v", s, ann)
 	}
 
-	r = onFleet(t, fluxFleet, "suspend", "azure", "--kind", "ks", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "suspend", "azure", "--kind", "ks", "-o", "json")
 	if res := resultOf(report(t, r), "azure", key); r.code != 0 || res == nil || res.Result != "already suspended" {
 		t.Errorf("second suspend: exit %d, result %+v", r.code, res)
 	}
-	if again := readFlux(t, fluxFleet)["azure"][key]; again.GetResourceVersion() != obj.GetResourceVersion() {
+	if again := readFlux(t, fluxFleet.get(t))["azure"][key]; again.GetResourceVersion() != obj.GetResourceVersion() {
 		t.Error("a second suspend wrote the object")
 	}
 
-	r = onFleet(t, fluxFleet, "resume", "azure", "--kind", "ks", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "resume", "azure", "--kind", "ks", "-o", "json")
 	if res := resultOf(report(t, r), "azure", key); r.code != 0 || res == nil || res.Result != "resumed" {
 		t.Errorf("resume: exit %d, result %+v", r.code, res)
 	}
-	obj = readFlux(t, fluxFleet)["azure"][key]
+	obj = readFlux(t, fluxFleet.get(t))["azure"][key]
 	ann = obj.GetAnnotations()
 	if s, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend"); s || ann[flux.SuspendedByAnnotation] != "" || ann[flux.SuspendReasonAnnotation] != "" || ann[flux.SuspendedAtAnnotation] != "" {
 		t.Errorf("after resume: spec.suspend %v, annotations %v", s, ann)
 	}
-	r = onFleet(t, fluxFleet, "resume", "azure", "--kind", "ks", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "resume", "azure", "--kind", "ks", "-o", "json")
 	if res := resultOf(report(t, r), "azure", key); r.code != 0 || res == nil || res.Result != "not suspended" {
 		t.Errorf("second resume: exit %d, result %+v", r.code, res)
 	}
-	if again := readFlux(t, fluxFleet)["azure"][key]; again.GetResourceVersion() != obj.GetResourceVersion() {
+	if again := readFlux(t, fluxFleet.get(t))["azure"][key]; again.GetResourceVersion() != obj.GetResourceVersion() {
 		t.Error("a second resume wrote the object")
 	}
 }
@@ -235,14 +235,14 @@ func TestSuspendAndResumeAreIdempotent(t *testing.T) {
 // hand would be undone.
 func TestSuspendWarnsWhenFluxWillUndoIt(t *testing.T) {
 	needFleets(t)
-	fluxOwnsSuspend(t, fluxFleet.Members["aws"].Client, client.ObjectKey{Namespace: "flux-system", Name: "apps"})
-	r := onFleet(t, fluxFleet, "suspend", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system")
+	fluxOwnsSuspend(t, fluxFleet.get(t).Members["aws"].Client, client.ObjectKey{Namespace: "flux-system", Name: "apps"})
+	r := onFleet(t, fluxFleet.get(t), "suspend", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system")
 	want := "aws: Kustomization flux-system/apps: warning: Kustomization flux-system/flux-system applies this object with spec.suspend in its manifest and will undo the suspend on its next run (fluxcd/flux2#3462)"
 	if r.code != 0 || !strings.Contains(r.stderr, want) {
 		t.Errorf("exit %d, stderr %q; want the warning %q", r.code, r.stderr, want)
 	}
 	// Resumed and waited for: the real controller reconciles it again.
-	r = onFleet(t, fluxFleet, "resume", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system", "--wait", "--timeout", "1m", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "resume", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system", "--wait", "--timeout", "1m", "-o", "json")
 	res := resultOf(report(t, r), "aws", "Kustomization flux-system/apps")
 	if r.code != 0 || res == nil || res.Result != "resumed" || !strings.HasPrefix(res.Message, "ready at revision main@sha1:") {
 		t.Errorf("resume --wait: exit %d, result %+v", r.code, res)
@@ -251,9 +251,9 @@ func TestSuspendWarnsWhenFluxWillUndoIt(t *testing.T) {
 
 func TestDryRunChangesNothing(t *testing.T) {
 	needFleets(t)
-	before := readFlux(t, fluxFleet)
+	before := readFlux(t, fluxFleet.get(t))
 	for _, verb := range []string{"reconcile", "suspend", "resume"} {
-		r := onFleet(t, fluxFleet, verb, "--dry-run", "--kind", "ks,hr,gitrepository", "--color", "never")
+		r := onFleet(t, fluxFleet.get(t), verb, "--dry-run", "--kind", "ks,hr,gitrepository", "--color", "never")
 		if r.code != 3 {
 			t.Errorf("%s --dry-run: exit %d, want 3 (the unreachable tenant); stderr %s", verb, r.code, r.stderr)
 		}
@@ -261,7 +261,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 			golden.Assert(t, "reconcile/dry-run", scrub(r.stdout))
 		}
 	}
-	after := readFlux(t, fluxFleet)
+	after := readFlux(t, fluxFleet.get(t))
 	for path, objs := range before {
 		for key, obj := range objs {
 			if after[path][key].GetResourceVersion() != obj.GetResourceVersion() && requestedAt(after[path][key]) != requestedAt(obj) {
@@ -273,13 +273,13 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 func TestWholeFleetWritesNeedConfirmation(t *testing.T) {
 	needFleets(t)
-	before := readFlux(t, fluxFleet)
-	r := onFleet(t, fluxFleet, "suspend")
+	before := readFlux(t, fluxFleet.get(t))
+	r := onFleet(t, fluxFleet.get(t), "suspend")
 	want := "error: refusing to suspend without confirmation: this would suspend 7 Flux objects on 4 clusters, the whole fleet (no PATH or --env); add --all (or --yes), or select clusters with PATH or --env\n"
 	if r.code != 1 || r.stderr != want || r.stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", r.code, r.stdout, r.stderr, want)
 	}
-	after := readFlux(t, fluxFleet)
+	after := readFlux(t, fluxFleet.get(t))
 	for path, objs := range before {
 		for key, obj := range objs {
 			if after[path][key].GetResourceVersion() != obj.GetResourceVersion() && requestedAt(after[path][key]) == requestedAt(obj) {
@@ -321,12 +321,12 @@ func isSuspended(o *unstructured.Unstructured) bool {
 func TestResumeLeavesForeignSuspensions(t *testing.T) {
 	needFleets(t)
 	const hr = "HelmRelease flux-system/cert-manager"
-	r := onFleet(t, fluxFleet, "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--dry-run", "-o", "json")
+	r := onFleet(t, fluxFleet.get(t), "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--dry-run", "-o", "json")
 	res := resultOf(report(t, r), "azure", hr)
 	if r.code != 0 || res == nil || res.Result != fleet.Skipped || !strings.Contains(res.Message, "kubectl fleet") || !strings.Contains(res.Message, "--include-foreign") {
 		t.Errorf("resume of a foreign suspension: exit %d, result %+v; want skipped, saying why", r.code, res)
 	}
-	r = onFleet(t, fluxFleet, "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--include-foreign", "--dry-run", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--include-foreign", "--dry-run", "-o", "json")
 	if res := resultOf(report(t, r), "azure", hr); r.code != 0 || res == nil || res.Result != fleet.WouldResume {
 		t.Errorf("resume --include-foreign: exit %d, result %+v; want would resume", r.code, res)
 	}
@@ -374,7 +374,7 @@ func fluxOwnsSuspend(t *testing.T, c client.Client, key client.ObjectKey) {
 	if err := c.Patch(ctx, drift, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"interval":"9m"}}`)), client.FieldOwner("fleet-test")); err != nil {
 		t.Fatal(err)
 	}
-	if r := onFleet(t, fluxFleet, "reconcile", "aws", "--level", "master", "--kind", "ks", "--name", "flux-system", "-n", "flux-system", "--wait", "--timeout", "2m"); r.code != 0 {
+	if r := onFleet(t, fluxFleet.get(t), "reconcile", "aws", "--level", "master", "--kind", "ks", "--name", "flux-system", "-n", "flux-system", "--wait", "--timeout", "2m"); r.code != 0 {
 		t.Fatalf("reconcile of the applier: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	waitFor(t, 2*time.Minute, "kustomize-controller to own spec.suspend again", owned)

@@ -51,10 +51,10 @@ func TestGetKubeconfigAtEveryDepth(t *testing.T) {
 		path       string
 		memberPath string
 	}{
-		{demoFleet, "aws", "aws"},
-		{demoFleet, "azure/team-y", "azure/team-y"},
-		{faultsFleet, "aws/tenants:team-a", "aws/tenants:team-a"},
-		{faultsFleet, "aws/tenants:team-a/edge", "aws/tenants:team-a/edge"},
+		{demoFleet.get(t), "aws", "aws"},
+		{demoFleet.get(t), "azure/team-y", "azure/team-y"},
+		{faultsFleet.get(t), "aws/tenants:team-a", "aws/tenants:team-a"},
+		{faultsFleet.get(t), "aws/tenants:team-a/edge", "aws/tenants:team-a/edge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -84,13 +84,13 @@ func TestGetKubeconfigPathErrors(t *testing.T) {
 		path  string
 		want  string
 	}{
-		{"unknown", demoFleet, "aws/team-z", `error: no cluster "team-z" in aws; candidates: aws/team-a, aws/team-b, aws/team-c`},
-		{"ambiguous", faultsFleet, "aws/team-a", `error: path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a`},
-		{"unknown below a tenant", faultsFleet, "aws/tenants:team-a/core", `error: no cluster "core" in aws/tenants:team-a; candidates: aws/tenants:team-a/edge`},
-		{"the root", demoFleet, "/", "error: the empty path names the root cluster"},
-		{"through a refused kubeconfig", faultsFleet, "tokenfile/below", `error: cannot resolve path "tokenfile/below": tokenfile: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile`},
-		{"a cluster with no Secret yet", faultsFleet, "no-secret", "error: cluster no-secret has no kubeconfig yet: secret faults/no-secret-kubeconfig not found in the root cluster; CAPI writes it once the control plane is initialized"},
-		{"no user kubeconfig", demoFleet, "azure/team-y --user", "error: cluster azure/team-y has no user kubeconfig: neither secret tenants/team-y-user-kubeconfig (CAPA) nor tenants/team-y-kubeconfig-user (CAPZ) exists in azure"},
+		{"unknown", demoFleet.get(t), "aws/team-z", `error: no cluster "team-z" in aws; candidates: aws/team-a, aws/team-b, aws/team-c`},
+		{"ambiguous", faultsFleet.get(t), "aws/team-a", `error: path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a`},
+		{"unknown below a tenant", faultsFleet.get(t), "aws/tenants:team-a/core", `error: no cluster "core" in aws/tenants:team-a; candidates: aws/tenants:team-a/edge`},
+		{"the root", demoFleet.get(t), "/", "error: the empty path names the root cluster"},
+		{"through a refused kubeconfig", faultsFleet.get(t), "tokenfile/below", `error: cannot resolve path "tokenfile/below": tokenfile: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile`},
+		{"a cluster with no Secret yet", faultsFleet.get(t), "no-secret", "error: cluster no-secret has no kubeconfig yet: secret faults/no-secret-kubeconfig not found in the root cluster; CAPI writes it once the control plane is initialized"},
+		{"no user kubeconfig", demoFleet.get(t), "azure/team-y --user", "error: cluster azure/team-y has no user kubeconfig: neither secret tenants/team-y-user-kubeconfig (CAPA) nor tenants/team-y-kubeconfig-user (CAPZ) exists in azure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestGetKubeconfigUserSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			r := onFleet(t, demoFleet, "get-kubeconfig", tt.path, "--user")
+			r := onFleet(t, demoFleet.get(t), "get-kubeconfig", tt.path, "--user")
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -122,13 +122,13 @@ func TestGetKubeconfigUserSecrets(t *testing.T) {
 				t.Fatal(err)
 			}
 			plugin := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo].Exec
-			if plugin == nil || plugin.Command != demoFleet.ExecPluginPath() || !strings.HasPrefix(strings.Join(plugin.Args, " "), strings.Join(tt.args, " ")) {
+			if plugin == nil || plugin.Command != demoFleet.get(t).ExecPluginPath() || !strings.HasPrefix(strings.Join(plugin.Args, " "), strings.Join(tt.args, " ")) {
 				t.Errorf("user kubeconfig exec = %+v, want the provider's plugin with %v", plugin, tt.args)
 			}
 			if !strings.Contains(r.stderr, "warning: secret "+tt.secret+" runs a command to get credentials, which kubectl will run (kubectl fleet did not)") {
 				t.Errorf("stderr %q does not warn of the exec plugin", r.stderr)
 			}
-			if _, err := os.Stat(demoFleet.ExecMarker()); !os.IsNotExist(err) {
+			if _, err := os.Stat(demoFleet.get(t).ExecMarker()); !os.IsNotExist(err) {
 				t.Errorf("the user kubeconfig's plugin ran (marker: %v)", err)
 			}
 		})
@@ -138,7 +138,7 @@ func TestGetKubeconfigUserSecrets(t *testing.T) {
 func TestGetKubeconfigOutputFile(t *testing.T) {
 	needFleets(t)
 	file := filepath.Join(t.TempDir(), "team-a.kubeconfig")
-	r := onFleet(t, demoFleet, "get-kubeconfig", "aws/team-a", "--output-file", file)
+	r := onFleet(t, demoFleet.get(t), "get-kubeconfig", "aws/team-a", "--output-file", file)
 	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote the kubeconfig of aws/team-a to "+file) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -148,7 +148,7 @@ func TestGetKubeconfigOutputFile(t *testing.T) {
 	}
 	first, _ := os.ReadFile(file)
 
-	r = onFleet(t, demoFleet, "get-kubeconfig", "aws/team-b", "--output-file", file)
+	r = onFleet(t, demoFleet.get(t), "get-kubeconfig", "aws/team-b", "--output-file", file)
 	if r.code != 1 || !strings.Contains(r.stderr, file+" already exists: use --force to overwrite it") {
 		t.Errorf("overwrite without --force: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -159,12 +159,12 @@ func TestGetKubeconfigOutputFile(t *testing.T) {
 	if err := os.Chmod(file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = onFleet(t, demoFleet, "get-kubeconfig", "aws/team-b", "--output-file", file, "--force")
+	r = onFleet(t, demoFleet.get(t), "get-kubeconfig", "aws/team-b", "--output-file", file, "--force")
 	if fi, _ := os.Stat(file); r.code != 0 || fi.Mode().Perm() != 0o600 {
 		t.Errorf("--force: exit %d (%s), mode %v; want 0 and 0600", r.code, r.stderr, fi.Mode().Perm())
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", file)
-	if err != nil || uid(t, cfg) != memberUID(t, demoFleet, "aws/team-b") {
+	if err != nil || uid(t, cfg) != memberUID(t, demoFleet.get(t), "aws/team-b") {
 		t.Errorf("the overwritten file does not lead to aws/team-b (%v)", err)
 	}
 }
@@ -211,7 +211,7 @@ func keptLines(orig, out []byte) bool {
 
 func TestGetKubeconfigMergeKeepsEverythingElse(t *testing.T) {
 	needFleets(t)
-	path, orig := myKubeconfig(t, demoFleet)
+	path, orig := myKubeconfig(t, demoFleet.get(t))
 
 	r := run(t, "--kubeconfig", path, "get-kubeconfig", "aws/team-a", "--merge")
 	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, `added context "fleet-aws-team-a" (cluster aws/team-a) in `+path) {
@@ -237,7 +237,7 @@ func TestGetKubeconfigMergeKeepsEverythingElse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl with the merged context: %v", err)
 	}
-	if string(out) != memberUID(t, demoFleet, "aws/team-a") {
+	if string(out) != memberUID(t, demoFleet.get(t), "aws/team-a") {
 		t.Errorf("the merged context leads to %s, not aws/team-a", out)
 	}
 	cfg, _ := clientcmd.LoadFromFile(path)
@@ -248,7 +248,7 @@ func TestGetKubeconfigMergeKeepsEverythingElse(t *testing.T) {
 
 func TestGetKubeconfigMergeIntoKUBECONFIG(t *testing.T) {
 	needFleets(t)
-	path, orig := myKubeconfig(t, faultsFleet)
+	path, orig := myKubeconfig(t, faultsFleet.get(t))
 	t.Setenv("KUBECONFIG", path+string(os.PathListSeparator)+filepath.Join(t.TempDir(), "absent"))
 	r := run(t, "get-kubeconfig", "aws/staging:team-a", "--merge", "--context-name", "staging-a", "--set-current")
 	if r.code != 0 || !strings.Contains(r.stderr, `added context "staging-a" (cluster aws/staging:team-a) in `+path) || !strings.Contains(r.stderr, `switched to context "staging-a"`) {
@@ -267,8 +267,8 @@ func TestGetKubeconfigMergeIntoKUBECONFIG(t *testing.T) {
 
 func TestGetKubeconfigRefusesToMergeWhatKubectlWouldReadFromDisk(t *testing.T) {
 	needFleets(t)
-	opened := watchOpens(t, faultsFleet.ExecPluginPath(), faultsFleet.TokenFilePath())
-	path, orig := myKubeconfig(t, faultsFleet)
+	opened := watchOpens(t, faultsFleet.get(t).ExecPluginPath(), faultsFleet.get(t).TokenFilePath())
+	path, orig := myKubeconfig(t, faultsFleet.get(t))
 
 	r := run(t, "--kubeconfig", path, "get-kubeconfig", "tokenfile", "--merge")
 	want := `error: refusing to merge it into ` + path + `: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`
@@ -280,12 +280,12 @@ func TestGetKubeconfigRefusesToMergeWhatKubectlWouldReadFromDisk(t *testing.T) {
 	}
 
 	// Printed, it is the user's to judge: with a warning naming the field.
-	r = onFleet(t, faultsFleet, "get-kubeconfig", "tokenfile")
-	if r.code != 0 || !strings.Contains(r.stdout, "tokenFile: "+faultsFleet.TokenFilePath()) ||
+	r = onFleet(t, faultsFleet.get(t), "get-kubeconfig", "tokenfile")
+	if r.code != 0 || !strings.Contains(r.stdout, "tokenFile: "+faultsFleet.get(t).TokenFilePath()) ||
 		!strings.Contains(r.stderr, `warning: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	r = onFleet(t, faultsFleet, "get-kubeconfig", "exec")
+	r = onFleet(t, faultsFleet.get(t), "get-kubeconfig", "exec")
 	if r.code != 0 || !strings.Contains(r.stderr, "warning: secret faults/exec-kubeconfig runs a command to get credentials") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -296,26 +296,26 @@ func TestGetKubeconfigRefusesToMergeWhatKubectlWouldReadFromDisk(t *testing.T) {
 
 func TestAllowExecRunsOnlyTheListedPlugin(t *testing.T) {
 	needFleets(t)
-	t.Cleanup(func() { _ = os.Remove(faultsFleet.ExecMarker()) })
+	t.Cleanup(func() { _ = os.Remove(faultsFleet.get(t).ExecMarker()) })
 	// A process of its own: client-go keeps an exec plugin's credential in
 	// a process-wide cache, so in-process a second run (go test -count=2)
 	// would not run the plugin again.
-	r := runPlugin(t, "--kubeconfig", faultsFleet.Kubeconfig, "--allow-exec", faultsFleet.ExecPluginPath(), "tree", "-o", "json")
+	r := runPlugin(t, "--kubeconfig", faultsFleet.get(t).Kubeconfig, "--allow-exec", faultsFleet.get(t).ExecPluginPath(), "tree", "-o", "json")
 	nodes := treeJSON(t, r)
 	// The plugin answered with a credential for the root: the walk got in,
 	// and found the cycle.
 	if got := nodes["exec"].Error; got != "cycle: the kubeconfig leads back to the root cluster; not followed" {
 		t.Errorf("exec node error = %q, want the cycle the allowed plugin led to", got)
 	}
-	if _, err := os.Stat(faultsFleet.ExecMarker()); err != nil {
+	if _, err := os.Stat(faultsFleet.get(t).ExecMarker()); err != nil {
 		t.Errorf("the allowed plugin did not run: %v", err)
 	}
-	want := "warning: running exec credential plugin " + faultsFleet.ExecPluginPath() + ", named by secret faults/exec-kubeconfig (allowed by --allow-exec)\n"
+	want := "warning: running exec credential plugin " + faultsFleet.get(t).ExecPluginPath() + ", named by secret faults/exec-kubeconfig (allowed by --allow-exec)\n"
 	if strings.Count(r.stderr, want) != 1 {
 		t.Errorf("stderr %q, want the plugin announced once", r.stderr)
 	}
 
-	r = onFleet(t, faultsFleet, "--allow-exec", "exec-plugin.sh", "tree")
+	r = onFleet(t, faultsFleet.get(t), "--allow-exec", "exec-plugin.sh", "tree")
 	if r.code != 1 || !strings.Contains(r.stderr, `invalid --allow-exec "exec-plugin.sh": give the plugin's absolute path`) {
 		t.Errorf("relative --allow-exec: exit %d, stderr %q", r.code, r.stderr)
 	}

@@ -2,10 +2,12 @@ package cmd_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -94,15 +96,45 @@ func rawControl(out string) (byte, bool) {
 // after limit: a hostile cluster must not hold a command.
 func runBounded(t *testing.T, limit time.Duration, args ...string) result {
 	t.Helper()
+	r, err := runWithin(t, limit, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runWithin runs kubectl fleet as run does, and fails if it is still
+// running after limit (the command goes on in the background).
+func runWithin(t *testing.T, limit time.Duration, args ...string) (result, error) {
+	t.Helper()
 	done := make(chan result, 1)
 	go func() { done <- run(t, args...) }()
 	select {
 	case r := <-done:
-		return r
+		return r, nil
 	case <-time.After(limit):
-		t.Fatalf("%v is still running after %s", args, limit)
-		return result{}
+		return result{}, fmt.Errorf("%v is still running after %s", args, limit)
 	}
+}
+
+// runAtOnce runs every command of argLists at once, each bounded by limit,
+// and returns their results in order. A suite whose commands each wait out
+// a timeout runs them so rather than as parallel subtests: go test runs at
+// most GOMAXPROCS parallel subtests at a time, which on two cores made a
+// minute of twelve 15-second waits.
+func runAtOnce(t *testing.T, limit time.Duration, argLists [][]string) []result {
+	t.Helper()
+	results := make([]result, len(argLists))
+	errs := make([]error, len(argLists))
+	var wg sync.WaitGroup
+	for i, args := range argLists {
+		wg.Go(func() { results[i], errs[i] = runWithin(t, limit, args...) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return results
 }
 
 // Every command against a fleet of hostile children: it ends within its
@@ -110,7 +142,7 @@ func runBounded(t *testing.T, limit time.Duration, args ...string) result {
 // raw control character, and sends nothing to the host a child redirects to.
 func TestHostileChildrenEveryCommand(t *testing.T) {
 	f := startHostileFleet(t)
-	for _, tc := range []struct {
+	cases := []struct {
 		args []string
 		code int
 	}{
@@ -128,12 +160,17 @@ func TestHostileChildrenEveryCommand(t *testing.T) {
 		{[]string{"exec", "--timeout", "2s", "--", "version", "--client"}, 3},
 		{[]string{"get-kubeconfig", "hang-after-tls", "--timeout", "5s"}, 0},
 		{[]string{"get-kubeconfig", "evil" + hostile.Escapes, "--timeout", "5s"}, 0},
-	} {
+	}
+	// The commands run at once: each waits for its timeout on the hanging
+	// children.
+	argLists := make([][]string, len(cases))
+	for i, tc := range cases {
+		argLists[i] = append([]string{"--kubeconfig", f.kubeconfig, "--color", "never"}, tc.args...)
+	}
+	results := runAtOnce(t, 2*time.Minute, argLists)
+	for i, tc := range cases {
+		r := results[i]
 		t.Run(tc.args[0], func(t *testing.T) {
-			// The commands run at once: each waits for its timeout on the
-			// hanging children.
-			t.Parallel()
-			r := runBounded(t, 2*time.Minute, append([]string{"--kubeconfig", f.kubeconfig, "--color", "never"}, tc.args...)...)
 			if r.code != tc.code {
 				t.Errorf("%v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.args, r.code, tc.code, r.stdout, r.stderr)
 			}

@@ -184,6 +184,10 @@ func (p *pluginProcess) wantInterrupted(tb testing.TB, sig syscall.Signal) {
 // A command leaves no goroutine behind, hostile children or not: every
 // connection, timer and request it started has ended when it returns.
 func TestNoGoroutineLeftBehind(t *testing.T) {
+	// The shared fleets' starts run goroutines of their own: done first.
+	for _, s := range sharedFleets {
+		s.get(t)
+	}
 	f := startHostileFleet(t)
 	ignore := goleak.IgnoreCurrent()
 	for _, args := range [][]string{
@@ -221,7 +225,7 @@ func TestConcurrentRunsAreIdentical(t *testing.T) {
 	outs := make([]result, runs)
 	var wg sync.WaitGroup
 	for i := range runs {
-		wg.Go(func() { outs[i] = onFleet(t, demoFleet, "tree", "-o", "json") })
+		wg.Go(func() { outs[i] = onFleet(t, demoFleet.get(t), "tree", "-o", "json") })
 	}
 	wg.Wait()
 	for i, r := range outs {
@@ -239,7 +243,7 @@ func TestConcurrentRunsAreIdentical(t *testing.T) {
 // was done and what was not; a re-run does the rest.
 func TestSignalDuringAFleetWrite(t *testing.T) {
 	needFleets(t)
-	f := reliabilityFleet
+	f := reliabilityFleet.get(t)
 	c := f.Members["no-helmreleases"].Client
 	ks := &unstructured.Unstructured{}
 	ks.SetGroupVersionKind(schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"})

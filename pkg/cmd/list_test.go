@@ -28,9 +28,9 @@ func TestList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := demoFleet
+			f := demoFleet.get(t)
 			if tt.faults {
-				f = faultsFleet
+				f = faultsFleet.get(t)
 			}
 			r := onFleet(t, f, append(tt.args, "--color", "never")...)
 			if r.code != tt.wantCode {
@@ -43,7 +43,7 @@ func TestList(t *testing.T) {
 
 func TestListSaysWhenNothingMatches(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, demoFleet, "list", "-l", "env=nowhere")
+	r := onFleet(t, demoFleet.get(t), "list", "-l", "env=nowhere")
 	if r.code != 0 || r.stdout != "" || r.stderr != "No clusters found.\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -51,7 +51,7 @@ func TestListSaysWhenNothingMatches(t *testing.T) {
 
 func TestListRefusesUnknownEnvironments(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, demoFleet, "list", "--env", "gcp")
+	r := onFleet(t, demoFleet.get(t), "list", "--env", "gcp")
 	want := "error: no environment \"gcp\": no master has that name or provider; masters: aws (aws), azure (azure)\n"
 	if r.code != 1 || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
@@ -88,7 +88,7 @@ func TestCompletePaths(t *testing.T) {
 		{"nowhere/", ""},
 	}
 	for _, tt := range tests {
-		r := onFleet(t, demoFleet, "__complete", "get-kubeconfig", tt.typed)
+		r := onFleet(t, demoFleet.get(t), "__complete", "get-kubeconfig", tt.typed)
 		got, directive, _ := strings.Cut(r.stdout, ":")
 		if directive != "6\n" {
 			t.Errorf("%q: directive %q, want 6 (no space, no files)", tt.typed, directive)

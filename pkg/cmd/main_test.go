@@ -3,7 +3,6 @@ package cmd_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -22,27 +21,65 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
 )
 
-// The fleets every end-to-end test of this package shares: started once in
-// TestMain, because a real apiserver costs seconds and hundreds of MB.
+// The fleets every end-to-end test of this package shares: each started
+// once, because a real apiserver costs seconds and hundreds of MB, and in
+// the background, so that the first tests run while the later tests'
+// fleets start.
 var (
-	demoFleet   *sandbox.Fleet
-	faultsFleet *sandbox.Fleet
-	// fluxFleet runs the real Flux controllers on aws and aws/team-a.
-	fluxFleet *sandbox.Fleet
-	// scaleFleet has counted clusters on shared apiservers behind latency
-	// proxies: the walk engine's fleet.
-	scaleFleet *sandbox.Fleet
-	// driftFleet has one of each kind of drift under aws, none under azure,
-	// and applies testdata/fleet-repo on azure's tenants.
-	driftFleet *sandbox.Fleet
+	demoFleet   = &sharedFleet{name: "demo"}
+	faultsFleet = &sharedFleet{name: "faults"}
 	// diffFleet runs the real Flux controllers on aws, which applies
 	// testdata/gitrepos/diff-fleet to itself and, through spec.kubeConfig,
 	// to aws/team-a.
-	diffFleet *sandbox.Fleet
+	diffFleet = &sharedFleet{name: "diff"}
+	// fluxFleet runs the real Flux controllers on aws and aws/team-a.
+	fluxFleet = &sharedFleet{name: "flux"}
+	// driftFleet has one of each kind of drift under aws, none under azure,
+	// and applies testdata/fleet-repo on azure's tenants.
+	driftFleet = &sharedFleet{name: "drift"}
 	// reliabilityFleet is the fault suite's: RBAC that hides Secrets or
 	// HelmReleases, a slow cluster, 5,000 Flux objects, no CRDs.
-	reliabilityFleet *sandbox.Fleet
+	reliabilityFleet = &sharedFleet{name: "reliability"}
+	// scaleFleet has counted clusters on shared apiservers behind latency
+	// proxies: the walk engine's fleet.
+	scaleFleet = &sharedFleet{name: "scale"}
+	// sharedFleets in the order the tests first need them, which is the
+	// order they start in.
+	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, scaleFleet}
 )
+
+// A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml that
+// TestMain starts in the background; get waits for it.
+type sharedFleet struct {
+	name  string
+	ready chan struct{} // closed once started or failed
+	fleet *sandbox.Fleet
+	err   error
+}
+
+// get is the started fleet: it waits for its start, and fails the test if
+// the fleet could not start. Under -short it skips the test.
+func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("end-to-end test: needs the sandbox fleets (not with -short)")
+	}
+	<-s.ready
+	if s.err != nil {
+		tb.Fatalf("fleet %s: %v", s.name, s.err)
+	}
+	return s.fleet
+}
+
+// started is the fleet if it has started, nil if not (yet).
+func (s *sharedFleet) started() *sandbox.Fleet {
+	select {
+	case <-s.ready:
+		return s.fleet
+	default:
+		return nil
+	}
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -58,47 +95,49 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// runWithFleets starts the shared fleets in the background, two at a
+// time in the order the tests need them (every apiserver at once makes two
+// cores thrash), runs the tests, and stops the fleets once every start has
+// ended.
 func runWithFleets(m *testing.M) (int, error) {
 	root, err := sandbox.CheckoutRoot()
 	if err != nil {
 		return 0, err
 	}
-	specs := map[string]**sandbox.Fleet{"demo": &demoFleet, "faults": &faultsFleet, "flux": &fluxFleet, "scale": &scaleFleet, "drift": &driftFleet, "diff": &diffFleet, "reliability": &reliabilityFleet}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	for name, dst := range specs {
-		wg.Go(func() {
-			f, err := sandbox.StartFile(ctx, root+"/testdata/fleets/"+name+".yaml", "")
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("fleet %s: %w", name, err))
-				return
-			}
-			*dst = f
-		})
+	var wg sync.WaitGroup
+	for _, s := range sharedFleets {
+		s.ready = make(chan struct{})
 	}
-	wg.Wait()
+	wg.Go(func() {
+		slots := make(chan struct{}, 2)
+		for _, s := range sharedFleets {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				defer close(s.ready)
+				s.fleet, s.err = sandbox.StartFile(ctx, root+"/testdata/fleets/"+s.name+".yaml", "")
+			})
+		}
+	})
 	defer func() {
+		wg.Wait()
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
-		for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet, reliabilityFleet} {
-			if f != nil {
-				if err := f.Stop(); err != nil {
-					fmt.Fprintf(os.Stderr, "warning: %v\n", err)
-				}
+		var stops sync.WaitGroup
+		for _, s := range sharedFleets {
+			if s.fleet != nil {
+				stops.Go(func() {
+					if err := s.fleet.Stop(); err != nil {
+						fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+					}
+				})
 			}
 		}
+		stops.Wait()
 	}()
-	if err := errors.Join(errs...); err != nil {
-		return 0, err
-	}
 	return m.Run(), nil
 }
 
@@ -148,8 +187,8 @@ var (
 // scrub replaces what changes from run to run: the sandbox's loopback ports
 // and directories.
 func scrub(s string) []byte {
-	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet, fluxFleet, scaleFleet, driftFleet, diffFleet, reliabilityFleet} {
-		if f != nil {
+	for _, sf := range sharedFleets {
+		if f := sf.started(); f != nil {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}
 	}

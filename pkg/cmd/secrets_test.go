@@ -125,15 +125,15 @@ func TestNoCredentialLeaksAtHighestVerbosity(t *testing.T) {
 		fleet *sandbox.Fleet
 		args  []string
 	}{
-		{demoFleet, []string{"tree"}},
-		{demoFleet, []string{"list", "-o", "wide"}},
-		{demoFleet, []string{"get-kubeconfig", "aws/team-a"}},
-		{demoFleet, []string{"get-kubeconfig", "azure/team-x", "--user"}},
-		{demoFleet, []string{"get-kubeconfig", "azure/team-y", "--output-file", filepath.Join(t.TempDir(), "out")}},
-		{faultsFleet, []string{"tree", "-o", "json"}},
-		{faultsFleet, []string{"get-kubeconfig", "aws/tenants:team-a/edge"}},
-		{faultsFleet, []string{"get-kubeconfig", "garbage"}},
-		{faultsFleet, []string{"get-kubeconfig", "tokenfile", "--merge"}},
+		{demoFleet.get(t), []string{"tree"}},
+		{demoFleet.get(t), []string{"list", "-o", "wide"}},
+		{demoFleet.get(t), []string{"get-kubeconfig", "aws/team-a"}},
+		{demoFleet.get(t), []string{"get-kubeconfig", "azure/team-x", "--user"}},
+		{demoFleet.get(t), []string{"get-kubeconfig", "azure/team-y", "--output-file", filepath.Join(t.TempDir(), "out")}},
+		{faultsFleet.get(t), []string{"tree", "-o", "json"}},
+		{faultsFleet.get(t), []string{"get-kubeconfig", "aws/tenants:team-a/edge"}},
+		{faultsFleet.get(t), []string{"get-kubeconfig", "garbage"}},
+		{faultsFleet.get(t), []string{"get-kubeconfig", "tokenfile", "--merge"}},
 	}
 	var stderr strings.Builder
 	for _, r := range runs {
@@ -154,7 +154,7 @@ func TestNoCredentialLeaksAtHighestVerbosity(t *testing.T) {
 	if !strings.Contains(logs, `/secrets/team-a-kubeconfig" status="200 OK"`) || !strings.Contains(logs, "Response Body") || !strings.Contains(logs, "redacted by kubectl fleet") {
 		t.Fatal("the logs hold no response bodies, or none were redacted: the scan would prove nothing")
 	}
-	for _, f := range []*sandbox.Fleet{demoFleet, faultsFleet} {
+	for _, f := range []*sandbox.Fleet{demoFleet.get(t), faultsFleet.get(t)} {
 		for _, n := range secretNeedles(t, f) {
 			if strings.Contains(logs, n) {
 				i := strings.Index(logs, n)

@@ -17,7 +17,7 @@ import (
 
 func TestTreeDrawsTheDemoFleet(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, demoFleet, "tree", "--color", "never")
+	r := onFleet(t, demoFleet.get(t), "tree", "--color", "never")
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 	}
@@ -26,7 +26,7 @@ func TestTreeDrawsTheDemoFleet(t *testing.T) {
 
 func TestTreeDrawsEveryFault(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, faultsFleet, "tree", "--color", "never")
+	r := onFleet(t, faultsFleet.get(t), "tree", "--color", "never")
 	if r.code != 3 {
 		t.Errorf("exit %d, want 3 (partial)", r.code)
 	}
@@ -71,7 +71,7 @@ func treeJSON(t *testing.T, r result) map[string]*fleetNode {
 
 func TestTreeReportsEachFaultOnItsNode(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, faultsFleet, "tree", "-o", "json")
+	r := onFleet(t, faultsFleet.get(t), "tree", "-o", "json")
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3; stderr %s", r.code, r.stderr)
 	}
@@ -120,7 +120,7 @@ func TestTreeReportsEachFaultOnItsNode(t *testing.T) {
 
 func TestTreeJSONHasTheDocumentedFields(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, demoFleet, "tree", "-o", "json")
+	r := onFleet(t, demoFleet.get(t), "tree", "-o", "json")
 	var root map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &root); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestTreeJSONHasTheDocumentedFields(t *testing.T) {
 
 func TestTreeYAML(t *testing.T) {
 	needFleets(t)
-	r := onFleet(t, demoFleet, "tree", "aws/team-b", "-o", "yaml")
+	r := onFleet(t, demoFleet.get(t), "tree", "aws/team-b", "-o", "yaml")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -167,9 +167,9 @@ func TestTreeNarrowsToPathAndDepth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := demoFleet
+			f := demoFleet.get(t)
 			if tt.faults {
-				f = faultsFleet
+				f = faultsFleet.get(t)
 			}
 			r := onFleet(t, f, append([]string{"tree", "-o", "json"}, tt.args...)...)
 			if r.code != 0 {
@@ -198,13 +198,13 @@ func TestTreeRefusesPathsThatNameNoCluster(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := onFleet(t, demoFleet, "tree", tt.path)
+			r := onFleet(t, demoFleet.get(t), "tree", tt.path)
 			if r.code != 1 || r.stdout != "" || r.stderr != tt.want {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", r.code, r.stdout, r.stderr, tt.want)
 			}
 		})
 	}
-	r := onFleet(t, faultsFleet, "tree", "aws/team-a")
+	r := onFleet(t, faultsFleet.get(t), "tree", "aws/team-a")
 	want := `error: path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a` + "\n"
 	if r.code != 1 || r.stderr != want {
 		t.Errorf("ambiguous: exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
@@ -246,22 +246,22 @@ func watchOpens(t *testing.T, files ...string) func() []string {
 
 func TestRefusedKubeconfigsNeverRunOrReadAnything(t *testing.T) {
 	needFleets(t)
-	plugin := filepath.Join(faultsFleet.Dir, sandbox.ExecPluginFile)
-	opened := watchOpens(t, plugin, faultsFleet.TokenFilePath())
+	plugin := filepath.Join(faultsFleet.get(t).Dir, sandbox.ExecPluginFile)
+	opened := watchOpens(t, plugin, faultsFleet.get(t).TokenFilePath())
 
-	r := onFleet(t, faultsFleet, "tree")
+	r := onFleet(t, faultsFleet.get(t), "tree")
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3", r.code)
 	}
 	if got := opened(); len(got) != 0 {
 		t.Errorf("the walk opened %v; a refused kubeconfig's exec plugin and tokenFile must never be touched", got)
 	}
-	if _, err := os.Stat(faultsFleet.ExecMarker()); !os.IsNotExist(err) {
-		t.Errorf("the exec plugin ran: its marker %s exists (stat: %v)", faultsFleet.ExecMarker(), err)
+	if _, err := os.Stat(faultsFleet.get(t).ExecMarker()); !os.IsNotExist(err) {
+		t.Errorf("the exec plugin ran: its marker %s exists (stat: %v)", faultsFleet.get(t).ExecMarker(), err)
 	}
 
 	// Control: the watch does see an open, so the silence above means something.
-	if _, err := os.ReadFile(faultsFleet.TokenFilePath()); err != nil {
+	if _, err := os.ReadFile(faultsFleet.get(t).TokenFilePath()); err != nil {
 		t.Fatal(err)
 	}
 	if got := opened(); len(got) == 0 {
@@ -282,8 +282,8 @@ func TestTreeThroughKubectl(t *testing.T) {
 		wantCode int
 		golden   string
 	}{
-		{"demo", demoFleet, 0, "tree/demo"},
-		{"faults", faultsFleet, 3, "tree/faults"},
+		{"demo", demoFleet.get(t), 0, "tree/demo"},
+		{"faults", faultsFleet.get(t), 3, "tree/faults"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

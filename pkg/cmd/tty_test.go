@@ -74,7 +74,7 @@ func TestProgressAndConfirmationOnATerminal(t *testing.T) {
 	streams := genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty}
 	done := make(chan int, 1)
 	go func() {
-		done <- cmd.Execute(context.Background(), streams, []string{"--kubeconfig", fluxFleet.Kubeconfig, "reconcile", "--kind", "gitrepository", "--level", "root,master"})
+		done <- cmd.Execute(context.Background(), streams, []string{"--kubeconfig", fluxFleet.get(t).Kubeconfig, "reconcile", "--kind", "gitrepository", "--level", "root,master"})
 	}()
 	question := readUntil(t, pty, "Continue? [y/N] ")
 	if !strings.Contains(question, "This will reconcile 3 Flux objects on 3 clusters, the whole fleet (no PATH or --env). Continue? [y/N] ") {
@@ -101,13 +101,13 @@ func TestProgressAndConfirmationOnATerminal(t *testing.T) {
 
 func TestConfirmationAnsweredNoChangesNothing(t *testing.T) {
 	needFleets(t)
-	before := readFlux(t, fluxFleet)
+	before := readFlux(t, fluxFleet.get(t))
 	pty, tty := openPTY(t)
 	var out bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cmd.Execute(context.Background(), genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty},
-			[]string{"--kubeconfig", fluxFleet.Kubeconfig, "suspend", "--kind", "ks"})
+			[]string{"--kubeconfig", fluxFleet.get(t).Kubeconfig, "suspend", "--kind", "ks"})
 	}()
 	readUntil(t, pty, "Continue? [y/N] ")
 	if _, err := pty.WriteString("\n"); err != nil {
@@ -117,7 +117,7 @@ func TestConfirmationAnsweredNoChangesNothing(t *testing.T) {
 	if code := <-done; code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	after := readFlux(t, fluxFleet)
+	after := readFlux(t, fluxFleet.get(t))
 	for path, objs := range before {
 		for key, obj := range objs {
 			if isSuspended(after[path][key]) && !isSuspended(obj) {
@@ -137,7 +137,7 @@ func TestWalkProgressOnATerminal(t *testing.T) {
 	go func() {
 		// One cluster at a time, 20ms per round trip: about two seconds.
 		done <- cmd.Execute(context.Background(), genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty},
-			[]string{"--kubeconfig", scaleFleet.Kubeconfig, "list", "-o", "name", "--concurrency", "1"})
+			[]string{"--kubeconfig", scaleFleet.get(t).Kubeconfig, "list", "-o", "name", "--concurrency", "1"})
 	}()
 	shown := readUntil(t, pty, " clusters read, ")
 	if !strings.Contains(shown, "\r\x1b[Kwalking the fleet: ") {

@@ -93,11 +93,11 @@ func diffCounts(want, got map[string]int) []string {
 
 func TestTreeAsksEachClusterForThePlannedReadsOnly(t *testing.T) {
 	needFleets(t)
-	r, got := requestsOf(t, demoFleet, "tree", "-o", "json")
+	r, got := requestsOf(t, demoFleet.get(t), "tree", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for path, m := range demoFleet.Members {
+	for path, m := range demoFleet.get(t).Members {
 		want := plannedReads(len(m.Spec.Clusters) > 0)
 		if diff := diffCounts(want, got[path]); len(diff) > 0 {
 			t.Errorf("cluster %q received other than the planned reads:\n  %s", path, strings.Join(diff, "\n  "))
@@ -136,7 +136,7 @@ func isDiscovery(req string) bool {
 // path and reads only their Clusters (and the kubeconfig on the way).
 func TestCompletionReadsOnlyThePath(t *testing.T) {
 	needFleets(t)
-	r, got := requestsOf(t, demoFleet, "__complete", "tree", "aws/")
+	r, got := requestsOf(t, demoFleet.get(t), "__complete", "tree", "aws/")
 	if !strings.HasPrefix(r.stdout, "aws/team-a\naws/team-b\naws/team-c\n:6") {
 		t.Fatalf("completions %q", r.stdout)
 	}
@@ -161,7 +161,7 @@ func TestWalkIsTheSameAtAnyConcurrency(t *testing.T) {
 	needFleets(t)
 	var first result
 	for i, c := range []string{"1", "2000"} {
-		r := onFleet(t, scaleFleet, "tree", "-o", "json", "--concurrency", c)
+		r := onFleet(t, scaleFleet.get(t), "tree", "-o", "json", "--concurrency", c)
 		if r.code != 3 {
 			t.Fatalf("--concurrency %s: exit %d, want 3 (the unreachable tenants); stderr %s", c, r.code, r.stderr)
 		}
@@ -191,9 +191,9 @@ func TestWalkIsTheSameAtAnyConcurrency(t *testing.T) {
 // the scale fleet's proxies count them.
 func TestWalkMakesOneConnectionPerCluster(t *testing.T) {
 	needFleets(t)
-	masters, tenants := scaleFleet.Members["master-0001"], scaleFleet.Members["master-0001/tenant-0001"]
+	masters, tenants := scaleFleet.get(t).Members["master-0001"], scaleFleet.get(t).Members["master-0001/tenant-0001"]
 	m0, t0 := masters.Connections(), tenants.Connections()
-	r := onFleet(t, scaleFleet, "list")
+	r := onFleet(t, scaleFleet.get(t), "list")
 	if r.code != 3 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -211,9 +211,9 @@ func TestWalkMakesOneConnectionPerCluster(t *testing.T) {
 // object: a reconcile request holds under that contention too.)
 func TestFluxOperationsReuseTheWalksConnections(t *testing.T) {
 	needFleets(t)
-	tenants := scaleFleet.Members["master-0001/tenant-0001"]
+	tenants := scaleFleet.get(t).Members["master-0001/tenant-0001"]
 	t0 := tenants.Connections()
-	r, got := requestsOf(t, scaleFleet, "reconcile", "--all", "--level", "tenant", "--kind", "ks", "-o", "json")
+	r, got := requestsOf(t, scaleFleet.get(t), "reconcile", "--all", "--level", "tenant", "--kind", "ks", "-o", "json")
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3 (the unreachable tenants): %s", r.code, r.stderr)
 	}
