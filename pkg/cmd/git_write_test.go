@@ -218,6 +218,8 @@ func TestGitIsTheWritePath(t *testing.T) {
 	gitIdentity(t)
 	dir := t.TempDir()
 	gitIn(t, dir, "clone", "-q", fluxFleet.get(t).RepoURL("fleet"), ".")
+	manifest := filepath.Join(dir, "clusters/aws/apps.yaml")
+	original := readFile(t, manifest)
 	reconcile := func() {
 		t.Helper()
 		r := onFleet(t, fluxFleet.get(t), "reconcile", "aws", "--level", "master", "--kind", "ks", "--name", "flux-system", "--with-source", "--wait", "--timeout", "1m")
@@ -268,5 +270,16 @@ func TestGitIsTheWritePath(t *testing.T) {
 	reconcile()
 	if suspended() {
 		t.Error("the pushed resume did not resume apps")
+	}
+	// The repository as it was, `suspend: false` included: other tests
+	// (TestSuspendWarnsWhenFluxWillUndoIt) and this one's next run
+	// (go test -count) need Flux to apply spec.suspend.
+	if err := os.WriteFile(manifest, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if gitIn(t, dir, "status", "--porcelain") != "" {
+		gitIn(t, dir, "commit", "-q", "-am", "restore apps as it was")
+		gitIn(t, dir, "push", "-q", "origin", "HEAD:main")
+		reconcile()
 	}
 }

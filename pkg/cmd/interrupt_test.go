@@ -207,6 +207,10 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 		// are process-wide and started once.
 		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		// A server's connections are the test's servers' (the sandbox's git
+		// server, which Flux's controllers fetch from at any time): the
+		// command serves nothing.
+		goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
 		// The sandbox's latency proxies are the test's, not the command's:
 		// the fault suite's connections to a cluster a minute away are
 		// still being forwarded.

@@ -126,6 +126,13 @@ func addKlogVerbosity(cmd *cobra.Command) {
 // printing any error once on streams.ErrOut.
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
 	root, o := newCmdRoot(streams)
+	// klog's verbosity is the process's: Execute leaves it as it found it,
+	// so that a -v of one run does not log every request of the next one
+	// in the same process (the tests run many).
+	if v := root.PersistentFlags().Lookup("v"); v != nil {
+		old := v.Value.String()
+		defer func() { _ = v.Value.Set(old) }()
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(withRedactingLogger(ctx))
 	if werr := o.writeRequestLog(); werr != nil {

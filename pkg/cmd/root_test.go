@@ -3,6 +3,8 @@ package cmd_test
 import (
 	"strings"
 	"testing"
+
+	"k8s.io/klog/v2"
 )
 
 func TestFlagsAreValidatedBeforeAnyClusterIsContacted(t *testing.T) {
@@ -57,5 +59,19 @@ func TestHelpSaysKubectlFleet(t *testing.T) {
 	r := run(t, "tree", "--help")
 	if r.code != 0 || !strings.Contains(r.stdout, "kubectl fleet tree [PATH]") || !strings.Contains(r.stdout, "kubectl fleet tree aws") {
 		t.Errorf("help does not speak of `kubectl fleet tree`:\n%s", r.stdout)
+	}
+}
+
+// klog's verbosity is process-wide: a -v of one Execute must not make the
+// next one in the same process log every request.
+func TestVerbosityEndsWithItsCommand(t *testing.T) {
+	if klog.V(1).Enabled() {
+		t.Fatal("klog is verbose before the test")
+	}
+	if r := run(t, "version", "-v=7"); r.code != 0 {
+		t.Fatalf("version -v=7: exit %d: %s", r.code, r.stderr)
+	}
+	if klog.V(1).Enabled() {
+		t.Error("klog is still verbose after a command run with -v=7")
 	}
 }
