@@ -218,7 +218,7 @@ func TestGitIsTheWritePath(t *testing.T) {
 	gitIdentity(t)
 	dir := t.TempDir()
 	gitIn(t, dir, "clone", "-q", fluxFleet.get(t).RepoURL("fleet"), ".")
-	manifest := filepath.Join(dir, "clusters/aws/apps.yaml")
+	manifest := filepath.Join(dir, "clusters", "aws", "apps.yaml")
 	original := readFile(t, manifest)
 	reconcile := func() {
 		t.Helper()
