@@ -61,9 +61,7 @@ type sharedFleet struct {
 // the fleet could not start. Under -short it skips the test.
 func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
 	tb.Helper()
-	if testing.Short() {
-		tb.Skip("end-to-end test: needs the sandbox fleets (not with -short)")
-	}
+	needFleets(tb)
 	<-s.ready
 	if s.err != nil {
 		tb.Fatalf("fleet %s: %v", s.name, s.err)
@@ -142,10 +140,10 @@ func runWithFleets(m *testing.M) (int, error) {
 }
 
 // needFleets skips a test under -short, where TestMain starts no apiserver.
-func needFleets(t *testing.T) {
-	t.Helper()
+func needFleets(tb testing.TB) {
+	tb.Helper()
 	if testing.Short() {
-		t.Skip("end-to-end test: needs the sandbox fleets (not with -short)")
+		tb.Skip("end-to-end test: needs the sandbox fleets (not with -short)")
 	}
 }
 
