@@ -48,7 +48,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 test: lint sandbox-bins flux-bins krew-bins ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
 	go test -count=1 -timeout 30m ./...
 	@echo "benchmarks, once each, as tests that they still run (numbers: make bench)"
-	go test -count=1 -run '^$$' -bench . -benchtime 1x ./pkg/fleet ./pkg/render
+	go test -count=1 -run '^$$' -bench . -benchtime 1x ./pkg/fleet ./pkg/render ./pkg/execguard
 	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 1x ./pkg/cmd
 	FLEET_BENCH_TENANTS=100 FLEET_BENCH_LOOP=5 FLEET_BENCH_OUT=$(BIN)/benchmarks-test.md \
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 20m ./internal/bench
@@ -57,9 +57,11 @@ test: lint sandbox-bins flux-bins krew-bins ## Unit tests and end-to-end tests o
 
 # Every parser of untrusted input, as PACKAGE:TARGET: the kubeconfig policy,
 # CAPI Clusters and Flux objects as an apiserver serves them, PATHs, the
-# sandbox spec, the git write path's YAML edit and the terminal escaper.
+# sandbox spec, the git write path's YAML edit, the terminal escaper, and
+# exec's write guard.
 FUZZ_TARGETS := ./pkg/kubeconfig:FuzzPolicy ./pkg/capi:FuzzClusterObject ./pkg/flux:FuzzFluxObjects \
-	./pkg/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./pkg/gitops:FuzzSetSuspend ./pkg/escape:FuzzString
+	./pkg/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./pkg/gitops:FuzzSetSuspend ./pkg/escape:FuzzString \
+	./pkg/execguard:FuzzExecVerb
 FUZZ_SHORT ?= 5s
 FUZZTIME   ?= 5m
 
@@ -76,7 +78,7 @@ BENCH_TENANTS ?= 10,100,1000
 
 .PHONY: bench
 bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, and the Go benchmarks (≈ 10 min); the table goes to bin/benchmarks.md.
-	go test -count=1 -run '^$$' -bench . -benchmem ./pkg/fleet ./pkg/render
+	go test -count=1 -run '^$$' -bench . -benchmem ./pkg/fleet ./pkg/render ./pkg/execguard
 	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 20x ./pkg/cmd
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) FLEET_BENCH_CONCURRENCY=1 \
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/execguard"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxop"
 )
@@ -63,9 +63,15 @@ func NewCmdExec(root *RootOptions) *cobra.Command {
 			your own kubeconfig and context.
 
 			kubectl fleet is read-mostly, and the fleet's changes go through
-			git: a kubectl command that writes (apply, create, delete, patch,
-			edit, scale, label, annotate, replace, set, rollout restart, drain,
-			cordon…) is refused unless --allow-write.
+			git: KUBECTL-ARGS are resolved as kubectl resolves them, with
+			kubectl's own commands and flags, and only reads run (get,
+			describe, logs, top, explain, api-resources, api-versions, version,
+			cluster-info, events, wait, diff, auth can-i, auth whoami, rollout
+			status and history, config view…). Everything else needs
+			--allow-write: a command that writes, proxy and port-forward (they
+			open listeners here), exec, attach, cp and debug, and anything
+			kubectl does not resolve to one of its commands (a plugin, an
+			alias, a typo).
 
 			A summary of exit codes goes to stderr; the exit code is 0 when
 			kubectl succeeded everywhere, 3 when it failed (or a cluster could
@@ -123,68 +129,27 @@ func (o *ExecOptions) Validate() error {
 	errs = append(errs, validateLevels(o.levels)...)
 	if len(o.kubectl) == 0 {
 		errs = append(errs, errors.New("give the kubectl arguments after --: kubectl fleet exec [PATH...] -- get nodes"))
-	}
-	if f := targetFlag(o.kubectl); f != "" {
-		errs = append(errs, fmt.Errorf("%s cannot be given to kubectl here: kubectl fleet chooses the cluster", f))
-	}
-	if verb := writeVerb(o.kubectl); verb != "" && !o.AllowWrite {
-		errs = append(errs, fmt.Errorf("kubectl %s writes to the clusters: refused without --%s (kubectl fleet is read-mostly; the fleet's changes go through git)", verb, flagAllowWrite))
+	} else {
+		errs = append(errs, o.guard())
 	}
 	return errors.Join(errs...)
 }
 
-// valueFlags are kubectl's global flags that take a value as the next
-// argument: the verb is the first argument that is neither one of them nor
-// a value.
-func valueFlags() []string {
-	return []string{"-n", "--namespace", "-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container",
-		"--field-selector", "--sort-by", "--request-timeout", "--as", "--as-group", "-v", "--v"}
-}
-
-// targetFlag is a kubectl flag in args that would choose the cluster
-// kubectl fleet chooses.
-func targetFlag(args []string) string {
-	for _, a := range args {
-		name, _, _ := strings.Cut(a, "=")
-		switch name {
-		case "--kubeconfig", "--context", "--cluster", "--server", "-s", "--user", "--token", "--username", "--password":
-			return name
-		}
+// guard refuses a kubectl command line that chooses the cluster, and one
+// that does not only read unless --allow-write, as kubectl resolves it.
+func (o *ExecOptions) guard() error {
+	g, err := execguard.New()
+	if err != nil {
+		return err
 	}
-	return ""
-}
-
-// writeVerb is the verb of a kubectl command that writes, "" for one that
-// reads. rollout reads with status and history only.
-func writeVerb(args []string) string {
-	var words []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			if !strings.Contains(a, "=") && slices.Contains(valueFlags(), a) {
-				i++
-			}
-			continue
-		}
-		words = append(words, a)
-		if len(words) == 2 {
-			break
-		}
+	v := g.Judge(o.kubectl)
+	if v.Target != "" {
+		return fmt.Errorf("%s cannot be given to kubectl here: kubectl fleet chooses the cluster and its credentials", v.Target)
 	}
-	if len(words) == 0 {
-		return ""
+	if !v.Read && !o.AllowWrite {
+		return fmt.Errorf("%s: refused without --%s (kubectl fleet is read-mostly; the fleet's changes go through git; reads allowed: docs/exec.md)", v.Why, flagAllowWrite)
 	}
-	switch words[0] {
-	case "apply", "create", "delete", "patch", "edit", "scale", "label", "annotate", "replace", "set", "drain", "cordon",
-		"uncordon", "taint", "autoscale", "expose", "run", "debug", "cp", "exec", "attach", "certificate", "auth":
-		return words[0]
-	case "rollout":
-		if len(words) > 1 && (words[1] == "status" || words[1] == "history") {
-			return ""
-		}
-		return strings.Join(words, " ")
-	}
-	return ""
+	return nil
 }
 
 // execResult is what kubectl did on one cluster.
