@@ -67,11 +67,7 @@ FUZZTIME   ?= 5m
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 5m; make test runs them for 5s).
-	@for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t##*:}; \
-		echo "go test -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZTIME) $$pkg"; \
-		go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	done
+	@FUZZ_TARGETS='$(FUZZ_TARGETS)' FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 # The fleet sizes make bench walks, tenants in all under 5 masters.
 BENCH_TENANTS ?= 10,100,1000
