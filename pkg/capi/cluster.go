@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 management clusters are still common: reading falls back to it
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +16,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 )
 
 // KubeconfigKey is the data key of a CAPI kubeconfig Secret.
@@ -49,84 +47,52 @@ func APIs() []kube.API {
 	}
 }
 
-// Connector connects to the clusters of a fleet: the root from the
-// operator's kubeconfig, every other one from the kubeconfig Secret its
-// parent holds.
-type Connector struct {
-	// Policy decides what a kubeconfig read from a Secret may use.
-	Policy kubeconfig.Policy
-	// Kube makes the connections.
-	Kube *kube.Connector
-}
+// Edge is the kind of the edge CAPI makes: a Cluster object and the
+// <name>-kubeconfig Secret beside it.
+const Edge = "capi"
 
-// Connect returns a connection to the cluster cfg reaches. cfg is trusted: it
-// comes from the operator's own kubeconfig, not from a Secret.
-func (c *Connector) Connect(cfg *rest.Config) (*Cluster, error) {
-	conn, err := c.Kube.Connect(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Cluster{connector: c, conn: conn}, nil
-}
+// Source is the capi edge source: the Cluster objects a management cluster
+// holds, each reached with the kubeconfig CAPI keeps in its Secret.
+type Source struct{}
 
-// Cluster is a connection to one cluster; it implements fleet.Cluster.
-type Cluster struct {
-	connector *Connector
-	conn      *kube.Conn
+var _ reach.Source = Source{}
 
-	mu sync.Mutex
-	// kubeconfigs are the children's kubeconfigs that Children read ahead,
-	// by namespace/name of their Secret; Connect takes them out.
-	kubeconfigs map[string][]byte
-}
-
-var _ fleet.Cluster[*Cluster] = &Cluster{}
-
-// NewCluster makes a Cluster of an existing connection, for tests.
-func NewCluster(c *Connector, conn *kube.Conn) *Cluster {
-	return &Cluster{connector: c, conn: conn}
-}
-
-// Kube is the connection to the cluster.
-func (c *Cluster) Kube() *kube.Conn { return c.conn }
-
-// Identity is the cluster's identity (see kube.Conn.Identity).
-func (c *Cluster) Identity(ctx context.Context) (string, error) { return c.conn.Identity(ctx) }
-
-// Endpoint is the server URL and CA of the connection (kube.Conn.Endpoint).
-func (c *Cluster) Endpoint() string { return c.conn.Endpoint() }
-
-// ServerVersion is the apiserver's gitVersion.
-func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
-	return c.conn.ServerVersion(ctx)
-}
-
-// Close closes the connection's idle network connections.
-func (c *Cluster) Close() { c.conn.Close() }
+// Kind is "capi".
+func (Source) Kind() string { return Edge }
 
 // Children lists the CAPI Clusters of every namespace. With connect, and
 // when there are some, it then lists the Secrets CAPI writes (type
-// cluster.x-k8s.io/secret) in one request, so that Connect has each
-// child's kubeconfig without a request of its own; where that list is
-// forbidden, Connect reads each Secret by name. Most clusters of a fleet
-// manage none: they are spared the list.
-func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
-	children, err := c.listClusters(ctx)
-	if err != nil || !connect || len(children) == 0 {
-		return children, err
+// cluster.x-k8s.io/secret) in one request, so that each child's kubeconfig
+// is there without a request of its own; where that list is forbidden, a
+// child's Secret is read by name when it is reached. Most clusters of a
+// fleet manage none: they are spared the list.
+func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	children, err := listClusters(ctx, conn)
+	if err != nil || len(children) == 0 {
+		return nil, err
 	}
-	list := &corev1.SecretList{}
-	if err := c.conn.List(ctx, list, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("type", string(clusterv1.ClusterSecretType))}); err == nil {
-		c.keepKubeconfigs(children, list)
+	var ahead *readAhead
+	if connect {
+		list := &corev1.SecretList{}
+		if err := conn.List(ctx, list, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("type", string(clusterv1.ClusterSecretType))}); err == nil {
+			ahead = keepKubeconfigs(children, list)
+		}
 	}
-	return children, nil
+	found := make([]reach.Found, len(children))
+	for i, child := range children {
+		child.Edges = []fleet.Edge{{Kind: Edge, Namespace: child.Namespace, Name: child.Name}}
+		found[i] = reach.Found{Child: child, Kubeconfig: func(ctx context.Context) (kubeconfig.Source, []byte, error) {
+			return childKubeconfig(ctx, conn, ahead, child)
+		}}
+	}
+	return found, nil
 }
 
-func (c *Cluster) listClusters(ctx context.Context) ([]fleet.Child, error) {
+func listClusters(ctx context.Context, conn *kube.Conn) ([]fleet.Child, error) {
 	list := &clusterv1.ClusterList{}
-	err := c.conn.List(ctx, list)
+	err := conn.List(ctx, list)
 	if errors.Is(err, kube.ErrNotServed) {
-		return c.childrenV1beta1(ctx)
+		return childrenV1beta1(ctx, conn)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to list CAPI Clusters: %w", err)
@@ -138,9 +104,9 @@ func (c *Cluster) listClusters(ctx context.Context) ([]fleet.Child, error) {
 	return out, nil
 }
 
-func (c *Cluster) childrenV1beta1(ctx context.Context) ([]fleet.Child, error) {
+func childrenV1beta1(ctx context.Context, conn *kube.Conn) ([]fleet.Child, error) {
 	list := &clusterv1beta1.ClusterList{}
-	err := c.conn.List(ctx, list)
+	err := conn.List(ctx, list)
 	if errors.Is(err, kube.ErrNotServed) {
 		return nil, nil // not a management cluster
 	}
@@ -154,88 +120,76 @@ func (c *Cluster) childrenV1beta1(ctx context.Context) ([]fleet.Child, error) {
 	return out, nil
 }
 
+// readAhead holds the children's kubeconfigs Children read, by
+// namespace/name of their Secret; each is taken once.
+type readAhead struct {
+	mu          sync.Mutex
+	kubeconfigs map[string][]byte
+}
+
 // keepKubeconfigs keeps, of the Secrets listed, the kubeconfig of each
 // child; the rest (CA keys and the like) is dropped with the list.
-func (c *Cluster) keepKubeconfigs(children []fleet.Child, secrets *corev1.SecretList) {
+func keepKubeconfigs(children []fleet.Child, secrets *corev1.SecretList) *readAhead {
 	want := map[string]bool{}
 	for _, ch := range children {
 		want[ch.Namespace+"/"+ch.KubeconfigSecret] = true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.kubeconfigs = map[string][]byte{}
+	r := &readAhead{kubeconfigs: map[string][]byte{}}
 	for i := range secrets.Items {
 		s := &secrets.Items[i]
 		if key := s.Namespace + "/" + s.Name; want[key] {
-			c.kubeconfigs[key] = s.Data[KubeconfigKey]
+			r.kubeconfigs[key] = s.Data[KubeconfigKey]
 		}
 	}
+	return r
 }
 
-// kubeconfigReadAhead takes the kubeconfig Children read for a Secret.
-func (c *Cluster) kubeconfigReadAhead(namespace, name string) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// take takes the kubeconfig read ahead for a Secret.
+func (r *readAhead) take(namespace, name string) ([]byte, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	key := namespace + "/" + name
-	data, ok := c.kubeconfigs[key]
-	delete(c.kubeconfigs, key)
+	data, ok := r.kubeconfigs[key]
+	delete(r.kubeconfigs, key)
 	return data, ok
 }
 
-// Connect takes the child's kubeconfig from its Secret on this cluster
-// (read ahead by Children, or read now), checks it against the policy and
-// connects to the cluster it names.
-func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, error) {
+// Kept counts the kubeconfigs read ahead and not taken yet.
+func (r *readAhead) kept() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.kubeconfigs)
+}
+
+// childKubeconfig is the child's kubeconfig from its Secret on the parent
+// conn reaches: read ahead by Children, or read now.
+func childKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, child fleet.Child) (kubeconfig.Source, []byte, error) {
 	src := kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
-	data, ok := c.kubeconfigReadAhead(child.Namespace, child.KubeconfigSecret)
-	if !ok {
-		var err error
-		_, data, err = c.ReadKubeconfig(ctx, child.Namespace, child.KubeconfigSecret)
-		switch {
-		case errors.Is(err, ErrSecretNotFound):
-			return nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
-		case err != nil:
-			return nil, err
-		}
+	if data, ok := ahead.take(child.Namespace, child.KubeconfigSecret); ok {
+		return src, data, nil
 	}
-	return c.connectWith(src, data)
-}
-
-// connectWith checks a kubeconfig read from src against the policy and
-// connects to the cluster it names.
-func (c *Cluster) connectWith(src kubeconfig.Source, data []byte) (*Cluster, error) {
-	cfg, err := c.connector.Policy.RESTConfig(src, data)
-	if err != nil {
-		return nil, err
-	}
-	return c.connector.Connect(cfg)
-}
-
-// readSecret reads a Secret of this cluster; nil, and no error, when it
-// does not exist. src names it in errors.
-func (c *Cluster) readSecret(ctx context.Context, src kubeconfig.Source) (*corev1.Secret, error) {
-	secret := &corev1.Secret{}
-	err := c.conn.Client().Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: src.Name}, secret)
+	_, data, err := ReadKubeconfig(ctx, conn, child.Namespace, child.KubeconfigSecret)
 	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("forbidden: cannot get %s: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"get\"]} in namespace %s (%w)", src, src.Namespace, err)
+	case errors.Is(err, ErrSecretNotFound):
+		return src, nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
 	case err != nil:
-		return nil, fmt.Errorf("failed to read %s: %w", src, err)
+		return src, nil, err
 	}
-	return secret, nil
+	return src, data, nil
 }
 
 // ErrSecretNotFound marks a kubeconfig Secret that does not exist.
 var ErrSecretNotFound = errors.New("kubeconfig secret not found")
 
 // ReadKubeconfig returns the kubeconfig in the first of the Secrets names,
-// in namespace, that exists.
-func (c *Cluster) ReadKubeconfig(ctx context.Context, namespace string, names ...string) (kubeconfig.Source, []byte, error) {
+// in namespace of the cluster conn reaches, that exists.
+func ReadKubeconfig(ctx context.Context, conn *kube.Conn, namespace string, names ...string) (kubeconfig.Source, []byte, error) {
 	for _, name := range names {
 		src := kubeconfig.Source{Namespace: namespace, Name: name, Key: KubeconfigKey}
-		secret, err := c.readSecret(ctx, src)
+		secret, err := reach.ReadSecret(ctx, conn, src)
 		switch {
 		case err != nil:
 			return src, nil, err
@@ -245,35 +199,4 @@ func (c *Cluster) ReadKubeconfig(ctx context.Context, namespace string, names ..
 		return src, secret.Data[KubeconfigKey], nil
 	}
 	return kubeconfig.Source{}, nil, ErrSecretNotFound
-}
-
-// FluxKubeconfigKeys are the keys Flux reads a spec.kubeConfig Secret at
-// when its secretRef names none, in order.
-func FluxKubeconfigKeys() []string { return []string{"value", "value.yaml"} }
-
-// ConnectSecret connects to the cluster whose kubeconfig the Secret
-// namespace/name on this cluster holds, as Flux's spec.kubeConfig.secretRef
-// names it: at key, or at the first of FluxKubeconfigKeys present. The
-// kubeconfig goes through the same policy as a CAPI child's.
-func (c *Cluster) ConnectSecret(ctx context.Context, namespace, name, key string) (*Cluster, error) {
-	src := kubeconfig.Source{Namespace: namespace, Name: name, Key: key}
-	secret, err := c.readSecret(ctx, src)
-	switch {
-	case err != nil:
-		return nil, err
-	case secret == nil:
-		return nil, fmt.Errorf("%s not found", src)
-	}
-	keys := []string{key}
-	if key == "" {
-		keys = FluxKubeconfigKeys()
-	}
-	for _, k := range keys {
-		if data, ok := secret.Data[k]; ok {
-			src.Key = k
-			return c.connectWith(src, data)
-		}
-	}
-	src.Key = keys[0]
-	return nil, fmt.Errorf("%s has no key %s", src, strings.Join(keys, " or "))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 )
 
 func TestProvider(t *testing.T) {
@@ -61,6 +62,7 @@ func wantTeamA() fleet.Child {
 		Name: "team-a", Namespace: "tenants", Provider: "aws", Version: "v1.36.3", Phase: "Provisioned", Available: "True",
 		ControlPlane: &fleet.Replicas{Desired: 3, Ready: 2, Available: 2}, Workers: &fleet.Replicas{Desired: 5},
 		DeclaredBy: "HelmRelease/flux-system/team-a", KubeconfigSecret: "team-a-kubeconfig",
+		Edges:  []fleet.Edge{{Kind: "capi", Namespace: "tenants", Name: "team-a"}},
 		Labels: map[string]string{"helm.toolkit.fluxcd.io/name": "team-a", "helm.toolkit.fluxcd.io/namespace": "flux-system", "env": "prod"},
 	}
 }
@@ -75,10 +77,13 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-func testCluster(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *Cluster {
+// testCluster is a parent whose one edge source is capi's, on a fake client.
+func testCluster(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *reach.Cluster {
 	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).WithStatusSubresource(objs...).WithInterceptorFuncs(funcs).Build()
-	return NewCluster(&Connector{Policy: kubeconfig.Policy{}}, kube.NewConnForClient(c, "https://parent.example"))
+	connector := &reach.Connector{Policy: kubeconfig.Policy{}, Sources: []reach.Source{Source{}},
+		Kube: kube.NewConnector(testScheme(t), append(kube.CoreAPIs(), APIs()...), kube.Options{})}
+	return reach.NewCluster(connector, kube.NewConnForClient(c, "https://parent.example"))
 }
 
 func TestChildrenFromV1beta2(t *testing.T) {
@@ -191,11 +196,9 @@ func (s *secretCalls) funcs() interceptor.Funcs {
 	}
 }
 
-func parentWith(t *testing.T, calls *secretCalls, objs ...client.Object) *Cluster {
+func parentWith(t *testing.T, calls *secretCalls, objs ...client.Object) *reach.Cluster {
 	t.Helper()
-	c := testCluster(t, calls.funcs(), objs...)
-	c.connector.Kube = kube.NewConnector(testScheme(t), append(kube.CoreAPIs(), APIs()...), kube.Options{})
-	return c
+	return testCluster(t, calls.funcs(), objs...)
 }
 
 // Children read the kubeconfigs of the Clusters they list in one request,
@@ -208,8 +211,12 @@ func TestChildrenReadKubeconfigsAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls.lists != 1 || len(parent.kubeconfigs) != 1 {
-		t.Fatalf("%d lists, kept %d kubeconfigs; want 1 list and team-a's kubeconfig alone", calls.lists, len(parent.kubeconfigs))
+	if calls.lists != 1 {
+		t.Fatalf("%d lists; want 1", calls.lists)
+	}
+	kept := keepKubeconfigs(children, &corev1.SecretList{Items: []corev1.Secret{*kubeconfigSecret("team-a"), *unrelated}})
+	if kept.kept() != 1 {
+		t.Errorf("kept %d kubeconfigs; want team-a's alone", kept.kept())
 	}
 	child, err := parent.Connect(context.Background(), children[0])
 	if err != nil {

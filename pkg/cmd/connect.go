@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 )
 
 // envRequestLog names a file to which kubectl fleet writes, on exit, how
@@ -25,10 +26,10 @@ import (
 // tests that prove what the walk asks of a cluster.
 const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
 
-// connector builds the connector of this invocation: the kinds every
-// command reads (core, CAPI, Flux), no discovery, and the request log when
-// KUBECTL_FLEET_REQUEST_LOG asks for it.
-func (o *RootOptions) connector(policy kubeconfig.Policy) (*capi.Connector, error) {
+// connector builds the connector of this invocation: the edge sources
+// (capi), the kinds every command reads (core, CAPI, Flux), no discovery,
+// and the request log when KUBECTL_FLEET_REQUEST_LOG asks for it.
+func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, error) {
 	s := runtime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(s), capi.AddToScheme(s), flux.AddToScheme(s)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
@@ -37,7 +38,7 @@ func (o *RootOptions) connector(policy kubeconfig.Policy) (*capi.Connector, erro
 	if o.Getenv(envRequestLog) != "" && o.requests == nil {
 		o.requests = kube.NewRequestLog()
 	}
-	return &capi.Connector{Policy: policy, Kube: kube.NewConnector(s, apis, kube.Options{
+	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}}, Kube: kube.NewConnector(s, apis, kube.Options{
 		UserAgent: "kubectl-fleet/" + version.Get().Version,
 		Requests:  o.requests,
 	})}, nil
@@ -55,7 +56,7 @@ func (o *RootOptions) writeRequestLog() error {
 // kubectl would with the same flags, and names it after its context. That
 // kubeconfig is the operator's own and trusted; only kubeconfigs read from
 // Secrets further down go through the policy.
-func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*capi.Cluster, string, error) {
+func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*reach.Cluster, string, error) {
 	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to load your kubeconfig: %w", err)
@@ -85,7 +86,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*capi.Cluster, stri
 // walk walks the fleet from the root of the operator's kubeconfig with the
 // Flux probe and then more, showing progress on a terminal, and turns an unreadable root
 // into a failure of the whole command: nothing below it can be known.
-func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*capi.Cluster]) (*fleet.Result[*capi.Cluster], error) {
+func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*reach.Cluster]) (*fleet.Result[*reach.Cluster], error) {
 	root, name, err := o.rootCluster(o.policy())
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	stop := o.showProgress(func() string {
 		return fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
 	})
-	res, err := fleet.Walk(ctx, root, name, opts, append([]fleet.Probe[*capi.Cluster]{flux.Probe[*capi.Cluster]()}, more...)...)
+	res, err := fleet.Walk(ctx, root, name, opts, append([]fleet.Probe[*reach.Cluster]{flux.Probe[*reach.Cluster]()}, more...)...)
 	stop()
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
 )
 
@@ -114,7 +115,7 @@ func (o *DescribeOptions) Validate() error {
 func (o *DescribeOptions) Run(ctx context.Context) error {
 	opts := o.Options([][]fleet.Segment{o.segments}, 0)
 	opts.KeepConnections = true
-	res, err := o.walk(ctx, opts, drift.Probe[*capi.Cluster](), nodesProbe())
+	res, err := o.walk(ctx, opts, drift.Probe[*reach.Cluster](), nodesProbe())
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 // children lists the Clusters the cluster holds, for the spec.kubeConfig
 // edges of its Flux objects: one list, no connection to them. A list that
 // fails leaves the edges out, not the description.
-func (o *DescribeOptions) children(ctx context.Context, c *capi.Cluster, node *fleet.Node) []*fleet.Node {
+func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *fleet.Node) []*fleet.Node {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	kids, err := c.Children(ctx, false)
@@ -166,7 +167,7 @@ func (o *DescribeOptions) children(ctx context.Context, c *capi.Cluster, node *f
 }
 
 // capiTree reads the Cluster's CAPI objects on its parent.
-func (o *DescribeOptions) capiTree(ctx context.Context, parent *capi.Cluster, node *fleet.Node) (*describe.Object, error) {
+func (o *DescribeOptions) capiTree(ctx context.Context, parent *reach.Cluster, node *fleet.Node) (*describe.Object, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	c, err := parent.Kube().Discovering(o.Timeout)
@@ -192,8 +193,8 @@ func parentOf(root, n *fleet.Node) *fleet.Node {
 const nodesProbeName = "nodes"
 
 // nodesProbe counts a cluster's nodes and the Ready ones.
-func nodesProbe() fleet.Probe[*capi.Cluster] {
-	return fleet.NewProbe(nodesProbeName, func(ctx context.Context, c *capi.Cluster) (func(*fleet.Node), error) {
+func nodesProbe() fleet.Probe[*reach.Cluster] {
+	return fleet.NewProbe(nodesProbeName, func(ctx context.Context, c *reach.Cluster) (func(*fleet.Node), error) {
 		list := &corev1.NodeList{}
 		if err := c.Kube().List(ctx, list); err != nil {
 			return nil, fmt.Errorf("failed to list nodes: %w", err)

@@ -15,9 +15,9 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxdiff"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
 )
 
@@ -185,7 +185,7 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 // selected cluster and those on any cluster walked that apply to a
 // selected one, narrowed by --kustomization. It returns the selected
 // clusters that could not be read, path → why.
-func (o *DiffOptions) plan(res *fleet.Result[*capi.Cluster]) ([]fluxdiff.Cluster, map[string]string, error) {
+func (o *DiffOptions) plan(res *fleet.Result[*reach.Cluster]) ([]fluxdiff.Cluster, map[string]string, error) {
 	selected := map[string]bool{}
 	unreadable := map[string]string{}
 	for _, n := range res.Nodes() {
@@ -268,7 +268,7 @@ func remoteTarget(n *fleet.Node, obj fleet.FluxObject) string {
 
 // target connects to the cluster a Kustomization applies to: its own, or
 // the one its spec.kubeConfig Secret reaches.
-func (o *DiffOptions) target(conn *capi.Cluster, own client.Client) func(context.Context, *kustomizev1.Kustomization) (client.Client, error) {
+func (o *DiffOptions) target(conn *reach.Cluster, own client.Client) func(context.Context, *kustomizev1.Kustomization) (client.Client, error) {
 	return func(ctx context.Context, k *kustomizev1.Kustomization) (client.Client, error) {
 		kc := k.Spec.KubeConfig
 		if kc == nil {

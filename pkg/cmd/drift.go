@@ -11,11 +11,11 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxop"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
 )
 
@@ -232,7 +232,7 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	if err := o.Open(ctx); err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}
 	}
-	res, err := o.walk(ctx, o.Options(o.paths, -1), drift.Probe[*capi.Cluster]())
+	res, err := o.walk(ctx, o.Options(o.paths, -1), drift.Probe[*reach.Cluster]())
 	if err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}
 	}
@@ -290,9 +290,9 @@ func (v *ViewFlags) Validate() []error {
 }
 
 // probes are the walk's extra probes.
-func (v *ViewFlags) probes() []fleet.Probe[*capi.Cluster] {
+func (v *ViewFlags) probes() []fleet.Probe[*reach.Cluster] {
 	if v.Drift {
-		return []fleet.Probe[*capi.Cluster]{drift.Probe[*capi.Cluster]()}
+		return []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster]()}
 	}
 	return nil
 }

@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/execguard"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 )
 
 const (
@@ -206,7 +206,7 @@ func (o *ExecOptions) Run(ctx context.Context) error {
 
 // runOne runs kubectl against one cluster, its kubeconfig in a file of
 // dir removed when kubectl ends.
-func (o *ExecOptions) runOne(ctx context.Context, dir string, i int, n *fleet.Node, conn *capi.Cluster, out *lockedWriter) execResult {
+func (o *ExecOptions) runOne(ctx context.Context, dir string, i int, n *fleet.Node, conn *reach.Cluster, out *lockedWriter) execResult {
 	r := execResult{path: n.Path}
 	args := slices.Clone(o.kubectl)
 	if n.Path == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 )
 
 const (
@@ -163,7 +164,7 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	if o.User {
 		names = capi.UserKubeconfigSecretNames(target.Child.Name)
 	}
-	src, data, err := target.Parent.ReadKubeconfig(ctx, target.Child.Namespace, names...)
+	src, data, err := capi.ReadKubeconfig(ctx, target.Parent.Kube(), target.Child.Namespace, names...)
 	switch {
 	case errors.Is(err, capi.ErrSecretNotFound) && o.User:
 		return fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA) nor %s/%s (CAPZ) exists in %s",
@@ -196,7 +197,7 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 }
 
 // warn tells the operator what the kubeconfig will do in their hands.
-func (o *GetKubeconfigOptions) warn(target *fleet.Target[*capi.Cluster], src kubeconfig.Source, in *kubeconfig.Inspection) {
+func (o *GetKubeconfigOptions) warn(target *fleet.Target[*reach.Cluster], src kubeconfig.Source, in *kubeconfig.Inspection) {
 	if in.Admin {
 		printLine(o.ErrOut, "warning: %s is an admin credential (system:masters) of %s: it can do anything there", src, target.Path)
 	}
@@ -219,7 +220,7 @@ func quoteCommand(command string, args []string) string {
 	return strings.Join(parts, " ")
 }
 
-func (o *GetKubeconfigOptions) writeFile(target *fleet.Target[*capi.Cluster], data []byte) error {
+func (o *GetKubeconfigOptions) writeFile(target *fleet.Target[*reach.Cluster], data []byte) error {
 	// Only a new path, or with --force a regular file, is written: never
 	// a device, a FIFO, a directory or a symlink to one of them (or to
 	// anything: a symlink is refused too), whose mode a chmod would change.
@@ -286,7 +287,7 @@ func fileKind(m os.FileMode) string {
 // merge adds the kubeconfig to the operator's own. Fields that would make
 // kubectl read local files or bypass TLS are refused here: once merged, the
 // entry is trusted as the operator's own.
-func (o *GetKubeconfigOptions) merge(target *fleet.Target[*capi.Cluster], src kubeconfig.Source, in *kubeconfig.Inspection) error {
+func (o *GetKubeconfigOptions) merge(target *fleet.Target[*reach.Cluster], src kubeconfig.Source, in *kubeconfig.Inspection) error {
 	if len(in.Refused) > 0 {
 		return fmt.Errorf("refusing to merge it into %s: %w", o.mergeInto, in.Refused[0])
 	}

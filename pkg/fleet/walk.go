@@ -26,10 +26,11 @@ type Cluster[C any] interface {
 	Endpoint() string
 	// ServerVersion returns the version the apiserver reports.
 	ServerVersion(ctx context.Context) (string, error)
-	// Children lists the CAPI Clusters this cluster holds. A cluster that
-	// does not serve the CAPI API has none. With connect, the caller will
-	// Connect to some of them: what that needs (their kubeconfigs) may be
-	// read now, in one request, rather than once per child.
+	// Children lists the clusters this cluster holds, by every edge it
+	// serves (CAPI Clusters and their kubeconfig Secrets). A cluster that
+	// serves none holds none. With connect, the caller will Connect to some
+	// of them: what that needs (their kubeconfigs) may be read now, in one
+	// request, rather than once per child.
 	Children(ctx context.Context, connect bool) ([]Child, error)
 	// Connect reads the kubeconfig of a child and connects to it.
 	Connect(ctx context.Context, child Child) (C, error)
@@ -66,7 +67,27 @@ func (p probeFunc[C]) Read(ctx context.Context, c C) (func(*Node), error) {
 	return p.read(ctx, c)
 }
 
-// Child is what a parent's CAPI Cluster object says about a child cluster.
+// Edge is one way a parent reaches a child: the object on the parent that
+// names the child, of one edge source.
+type Edge struct {
+	// Kind is the edge source: "capi".
+	Kind string `json:"kind"`
+	// Namespace and Name of the object on the parent: for capi, the
+	// Cluster object.
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String is "capi ns/name".
+func (e Edge) String() string {
+	if e.Namespace == "" {
+		return e.Kind + " " + e.Name
+	}
+	return e.Kind + " " + e.Namespace + "/" + e.Name
+}
+
+// Child is what a parent says about a child cluster: its CAPI Cluster
+// object, for the capi edge.
 type Child struct {
 	Name, Namespace string
 	Provider        string
@@ -80,6 +101,8 @@ type Child struct {
 	// KubeconfigSecret is the name of the Secret, in Namespace, that holds
 	// the child's kubeconfig.
 	KubeconfigSecret string
+	// Edges are the ways the parent reaches the child, tried in order.
+	Edges []Edge
 }
 
 // Options tune a walk.

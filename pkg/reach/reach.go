@@ -1,0 +1,213 @@
+// Package reach connects to the clusters of a fleet: the root from the
+// operator's kubeconfig, every other one through an edge its parent holds.
+// An edge source says which clusters a cluster holds and how to reach each:
+// package capi's reads CAPI Clusters and their kubeconfig Secrets. Every
+// kubeconfig a source hands over, whatever it was made from, goes through
+// the one kubeconfig policy. Cluster implements fleet.Cluster.
+package reach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+)
+
+// Source is one kind of edge by which a cluster holds others.
+type Source interface {
+	// Kind names the edge in a child's Edges: "capi".
+	Kind() string
+	// Children lists the clusters that conn's cluster holds by this edge,
+	// each with the edge in its Edges. A cluster that does not serve the
+	// source's API holds none by it: no error. With connect, the caller
+	// will connect to some of them: a source reads now, in one request
+	// where it can, what reaching them needs.
+	Children(ctx context.Context, conn *kube.Conn, connect bool) ([]Found, error)
+}
+
+// Found is a child a source found, and how to reach it.
+type Found struct {
+	Child fleet.Child
+	// Kubeconfig returns the kubeconfig that reaches the child by this
+	// edge, and where it was read, for errors. It goes through the policy.
+	Kubeconfig func(ctx context.Context) (kubeconfig.Source, []byte, error)
+}
+
+// Connector connects to the clusters of a fleet.
+type Connector struct {
+	// Policy decides what a kubeconfig read from a parent may use.
+	Policy kubeconfig.Policy
+	// Kube makes the connections.
+	Kube *kube.Connector
+	// Sources are the edges a cluster may hold others by.
+	Sources []Source
+}
+
+// Connect returns a connection to the cluster cfg reaches. cfg is trusted:
+// it comes from the operator's own kubeconfig, not from a parent.
+func (c *Connector) Connect(cfg *rest.Config) (*Cluster, error) {
+	conn, err := c.Kube.Connect(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewCluster(c, conn), nil
+}
+
+// Cluster is a connection to one cluster; it implements fleet.Cluster.
+type Cluster struct {
+	connector *Connector
+	conn      *kube.Conn
+
+	mu sync.Mutex
+	// reach is how to reach each child Children last found, by edge.
+	reach map[fleet.Edge]func(context.Context) (kubeconfig.Source, []byte, error)
+}
+
+var _ fleet.Cluster[*Cluster] = &Cluster{}
+
+// NewCluster makes a Cluster of an existing connection.
+func NewCluster(c *Connector, conn *kube.Conn) *Cluster {
+	return &Cluster{connector: c, conn: conn}
+}
+
+// Kube is the connection to the cluster.
+func (c *Cluster) Kube() *kube.Conn { return c.conn }
+
+// Identity is the cluster's identity (see kube.Conn.Identity).
+func (c *Cluster) Identity(ctx context.Context) (string, error) { return c.conn.Identity(ctx) }
+
+// Endpoint is the server URL and CA of the connection (kube.Conn.Endpoint).
+func (c *Cluster) Endpoint() string { return c.conn.Endpoint() }
+
+// ServerVersion is the apiserver's gitVersion.
+func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
+	return c.conn.ServerVersion(ctx)
+}
+
+// Close closes the connection's idle network connections.
+func (c *Cluster) Close() { c.conn.Close() }
+
+// Children asks every source at once for the clusters this one holds.
+func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
+	found := make([][]Found, len(c.connector.Sources))
+	errs := make([]error, len(c.connector.Sources))
+	var wg sync.WaitGroup
+	for i, s := range c.connector.Sources {
+		wg.Go(func() { found[i], errs[i] = s.Children(ctx, c.conn, connect) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var children []fleet.Child
+	reach := map[fleet.Edge]func(context.Context) (kubeconfig.Source, []byte, error){}
+	for _, fs := range found {
+		for _, f := range fs {
+			children = append(children, f.Child)
+			for _, e := range f.Child.Edges {
+				reach[e] = f.Kubeconfig
+			}
+		}
+	}
+	c.mu.Lock()
+	c.reach = reach
+	c.mu.Unlock()
+	return children, nil
+}
+
+// reachBy is how Children said to reach the child by e; nil when it found
+// none by e.
+func (c *Cluster) reachBy(e fleet.Edge) func(context.Context) (kubeconfig.Source, []byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reach[e]
+}
+
+// Connect reads the kubeconfig of a child by its edge, checks it against
+// the policy and connects to the cluster it names.
+func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, error) {
+	var errs []error
+	for _, e := range child.Edges {
+		kubeconfigOf := c.reachBy(e)
+		if kubeconfigOf == nil {
+			errs = append(errs, fmt.Errorf("%s: not listed by %s", e, c.conn.Host()))
+			continue
+		}
+		src, data, err := kubeconfigOf(ctx)
+		if err == nil {
+			return c.ConnectWith(src, data)
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("cluster %s/%s: no edge leads to it", child.Namespace, child.Name)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// ConnectWith checks a kubeconfig read from src against the policy and
+// connects to the cluster it names.
+func (c *Cluster) ConnectWith(src kubeconfig.Source, data []byte) (*Cluster, error) {
+	cfg, err := c.connector.Policy.RESTConfig(src, data)
+	if err != nil {
+		return nil, err
+	}
+	return c.connector.Connect(cfg)
+}
+
+// ReadSecret reads a Secret of the cluster conn reaches; nil, and no
+// error, when it does not exist. src names it in errors.
+func ReadSecret(ctx context.Context, conn *kube.Conn, src kubeconfig.Source) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	err := conn.Client().Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: src.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("forbidden: cannot get %s: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"get\"]} in namespace %s (%w)", src, src.Namespace, err)
+	case err != nil:
+		return nil, fmt.Errorf("failed to read %s: %w", src, err)
+	}
+	return secret, nil
+}
+
+// FluxKubeconfigKeys are the keys Flux reads a spec.kubeConfig Secret at
+// when its secretRef names none, in order.
+func FluxKubeconfigKeys() []string { return []string{"value", "value.yaml"} }
+
+// ConnectSecret connects to the cluster whose kubeconfig the Secret
+// namespace/name on this cluster holds, as Flux's spec.kubeConfig.secretRef
+// names it: at key, or at the first of FluxKubeconfigKeys present. The
+// kubeconfig goes through the same policy as a child's.
+func (c *Cluster) ConnectSecret(ctx context.Context, namespace, name, key string) (*Cluster, error) {
+	src := kubeconfig.Source{Namespace: namespace, Name: name, Key: key}
+	secret, err := ReadSecret(ctx, c.conn, src)
+	switch {
+	case err != nil:
+		return nil, err
+	case secret == nil:
+		return nil, fmt.Errorf("%s not found", src)
+	}
+	keys := []string{key}
+	if key == "" {
+		keys = FluxKubeconfigKeys()
+	}
+	for _, k := range keys {
+		if data, ok := secret.Data[k]; ok {
+			src.Key = k
+			return c.ConnectWith(src, data)
+		}
+	}
+	src.Key = keys[0]
+	return nil, fmt.Errorf("%s has no key %s", src, strings.Join(keys, " or "))
+}
