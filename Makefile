@@ -57,11 +57,11 @@ test: lint sandbox-bins flux-bins krew-bins ## Unit tests and end-to-end tests o
 
 # Every parser of untrusted input, as PACKAGE:TARGET: the kubeconfig policy,
 # CAPI Clusters and Flux objects as an apiserver serves them, PATHs, the
-# sandbox spec, the git write path's YAML edit, the terminal escaper, and
-# exec's write guard.
+# sandbox spec, the git write path's YAML edit, the terminal escaper,
+# exec's write guard, and Argo CD cluster Secrets' config.
 FUZZ_TARGETS := ./pkg/kubeconfig:FuzzPolicy ./pkg/capi:FuzzClusterObject ./pkg/flux:FuzzFluxObjects \
 	./pkg/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./pkg/gitops:FuzzSetSuspend ./pkg/escape:FuzzString \
-	./pkg/execguard:FuzzExecVerb
+	./pkg/execguard:FuzzExecVerb ./pkg/argocd:FuzzConfig
 FUZZ_SHORT ?= 5s
 FUZZTIME   ?= 5m
 

@@ -81,9 +81,9 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	found := make([]reach.Found, len(children))
 	for i, child := range children {
 		child.Edges = []fleet.Edge{{Kind: Edge, Namespace: child.Namespace, Name: child.Name}}
-		found[i] = reach.Found{Child: child, Kubeconfig: func(ctx context.Context) (kubeconfig.Source, []byte, error) {
+		found[i] = reach.Found{Child: child, Config: reach.KubeconfigConfig(func(ctx context.Context) (kubeconfig.Source, []byte, error) {
 			return childKubeconfig(ctx, conn, ahead, child)
-		}}
+		})}
 	}
 	return found, nil
 }

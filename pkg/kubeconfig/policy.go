@@ -23,7 +23,8 @@ var ErrInvalid = errors.New("invalid kubeconfig")
 type Source struct {
 	// Namespace and Name of the Secret.
 	Namespace, Name string
-	// Key is the data key of the Secret that holds the kubeconfig.
+	// Key is the data key of the Secret that holds the kubeconfig; "" when
+	// errors name fields by their path from the Secret's data.
 	Key string
 }
 
@@ -44,6 +45,9 @@ type FieldError struct {
 func (e *FieldError) Error() string {
 	// Entry names in Field come from the Secret: escaped, so that a
 	// hostile name cannot write to the terminal the error is shown on.
+	if e.Source.Key == "" { // Field is a path from the Secret's data
+		return fmt.Sprintf("%s: field %s: %s", e.Source, escape.String(e.Field), e.Reason)
+	}
 	return fmt.Sprintf("%s, key %q: field %s: %s", e.Source, e.Source.Key, escape.String(e.Field), e.Reason)
 }
 
@@ -70,6 +74,31 @@ func (p Policy) RESTConfig(src Source, data []byte) (*rest.Config, error) {
 		return nil, err
 	}
 	return p.fromConfig(src, cfg)
+}
+
+// RESTConfigFor validates cfg, a kubeconfig made in memory from another
+// format read from src (an Argo CD cluster Secret's config), and returns a
+// rest.Config as RESTConfig does: the same policy. A refusal names the
+// field by its path in that format: where maps each kubeconfig field path
+// (clusters[c].insecure-skip-tls-verify) to it.
+func (p Policy) RESTConfigFor(src Source, cfg *clientcmdapi.Config, where func(field string) string) (*rest.Config, error) {
+	out, err := p.fromConfig(src, cfg)
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		fe.Field = where(fe.Field)
+	}
+	return out, err
+}
+
+// Refused is a refusal of the field of the kubeconfig (or of the format it
+// is made from) read from src; reason says why without quoting the value.
+func Refused(src Source, field, reason string) error {
+	return &FieldError{Source: src, Field: field, Reason: reason, kind: ErrRefused}
+}
+
+// Invalid says the field of what was read from src cannot be used as it is.
+func Invalid(src Source, field, reason string) error {
+	return &FieldError{Source: src, Field: field, Reason: reason, kind: ErrInvalid}
 }
 
 // load decodes data, a kubeconfig from src.

@@ -38,9 +38,22 @@ type Source interface {
 // Found is a child a source found, and how to reach it.
 type Found struct {
 	Child fleet.Child
-	// Kubeconfig returns the kubeconfig that reaches the child by this
-	// edge, and where it was read, for errors. It goes through the policy.
-	Kubeconfig func(ctx context.Context) (kubeconfig.Source, []byte, error)
+	// Config returns the client configuration that reaches the child by
+	// this edge: made of what the parent holds, through policy (the
+	// connector's, one for every source).
+	Config func(ctx context.Context, policy kubeconfig.Policy) (*rest.Config, error)
+}
+
+// KubeconfigConfig is a Found.Config for a source whose parent holds a
+// kubeconfig: kubeconfigOf reads it, and says where from.
+func KubeconfigConfig(kubeconfigOf func(ctx context.Context) (kubeconfig.Source, []byte, error)) func(context.Context, kubeconfig.Policy) (*rest.Config, error) {
+	return func(ctx context.Context, p kubeconfig.Policy) (*rest.Config, error) {
+		src, data, err := kubeconfigOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return p.RESTConfig(src, data)
+	}
 }
 
 // Connector connects to the clusters of a fleet.
@@ -70,7 +83,7 @@ type Cluster struct {
 
 	mu sync.Mutex
 	// reach is how to reach each child Children last found, by edge.
-	reach map[fleet.Edge]func(context.Context) (kubeconfig.Source, []byte, error)
+	reach map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error)
 }
 
 var _ fleet.Cluster[*Cluster] = &Cluster{}
@@ -110,12 +123,12 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 		return nil, err
 	}
 	var children []fleet.Child
-	reach := map[fleet.Edge]func(context.Context) (kubeconfig.Source, []byte, error){}
+	reach := map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error){}
 	for _, fs := range found {
 		for _, f := range fs {
 			children = append(children, f.Child)
 			for _, e := range f.Child.Edges {
-				reach[e] = f.Kubeconfig
+				reach[e] = f.Config
 			}
 		}
 	}
@@ -127,25 +140,25 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 
 // reachBy is how Children said to reach the child by e; nil when it found
 // none by e.
-func (c *Cluster) reachBy(e fleet.Edge) func(context.Context) (kubeconfig.Source, []byte, error) {
+func (c *Cluster) reachBy(e fleet.Edge) func(context.Context, kubeconfig.Policy) (*rest.Config, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.reach[e]
 }
 
-// Connect reads the kubeconfig of a child by its edge, checks it against
-// the policy and connects to the cluster it names.
+// Connect reads what reaches a child by its first edge that works, checks
+// it against the policy and connects to the cluster it names.
 func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, error) {
 	var errs []error
 	for _, e := range child.Edges {
-		kubeconfigOf := c.reachBy(e)
-		if kubeconfigOf == nil {
+		configOf := c.reachBy(e)
+		if configOf == nil {
 			errs = append(errs, fmt.Errorf("%s: not listed by %s", e, c.conn.Host()))
 			continue
 		}
-		src, data, err := kubeconfigOf(ctx)
+		cfg, err := configOf(ctx, c.connector.Policy)
 		if err == nil {
-			return c.ConnectWith(src, data)
+			return c.connector.Connect(cfg)
 		}
 		errs = append(errs, err)
 	}

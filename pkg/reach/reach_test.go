@@ -35,7 +35,7 @@ func (s source) Children(_ context.Context, _ *kube.Conn, _ bool) ([]reach.Found
 	var out []reach.Found
 	for _, name := range s.children {
 		child := fleet.Child{Name: name, Edges: []fleet.Edge{{Kind: s.kind, Name: name}}}
-		out = append(out, reach.Found{Child: child, Kubeconfig: func(context.Context) (kubeconfig.Source, []byte, error) {
+		out = append(out, reach.Found{Child: child, Config: reach.KubeconfigConfig(func(context.Context) (kubeconfig.Source, []byte, error) {
 			src := kubeconfig.Source{Namespace: s.kind, Name: name, Key: "value"}
 			if err := s.fail[name]; err != nil {
 				return src, nil, err
@@ -43,7 +43,7 @@ func (s source) Children(_ context.Context, _ *kube.Conn, _ bool) ([]reach.Found
 			return src, []byte("apiVersion: v1\nkind: Config\ncurrent-context: c\n" +
 				"clusters: [{name: c, cluster: {server: 'https://" + name + ".example'}}]\n" +
 				"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"), nil
-		}})
+		})})
 	}
 	return out, nil
 }
