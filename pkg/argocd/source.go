@@ -47,7 +47,9 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 	var found []reach.Found
 	for i := range list.Items {
 		s := &list.Items[i]
-		if string(s.Data[KeyServer]) == InClusterServer {
+		// A server may ignore the selector: a Secret without the label is
+		// no cluster of Argo CD's.
+		if s.Labels[SecretTypeLabel] != SecretTypeCluster || string(s.Data[KeyServer]) == InClusterServer {
 			continue
 		}
 		data := s.Data

@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
@@ -35,7 +37,12 @@ func TestChildrenAreTheClusterSecrets(t *testing.T) {
 		clusterSecret("cluster-team-a", "team-a", "https://team-a.example"),
 		clusterSecret("cluster-eks", "arn:aws:eks:eu-west-1:1:cluster/prod", "https://eks.example"),
 		clusterSecret("in-cluster", "in-cluster", InClusterServer), other).Build()
-	conn := kube.NewConnForClient(c, "https://hub.example")
+	// The fake client honours the selector; a server that does not must not
+	// make the repository Secret a cluster: the list is filtered again.
+	ignoresSelector := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, _ ...client.ListOption) error {
+		return c.List(ctx, list)
+	}}
+	conn := kube.NewConnForClient(interceptor.NewClient(c, ignoresSelector), "https://hub.example")
 	found, err := Source{}.Children(context.Background(), conn, true)
 	if err != nil {
 		t.Fatal(err)
