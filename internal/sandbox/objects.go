@@ -75,9 +75,22 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 	})
 }
 
-// populateChild creates a child's Cluster object and kubeconfig Secrets on
-// its parent's server.
+// populateChild creates, on its parent's server, what reaches a child by
+// each of its edges: its Cluster object and kubeconfig Secrets (capi), its
+// Argo CD cluster Secret (argocd).
 func (f *Fleet) populateChild(ctx context.Context, parent *server, child *ClusterSpec) error {
+	if child.hasEdge(EdgeArgoCD) {
+		value, err := f.argoCDKubeconfig(parent, child)
+		if err != nil {
+			return err
+		}
+		if err := createArgoCDSecret(ctx, parent.client, child, value); err != nil {
+			return err
+		}
+	}
+	if !child.hasEdge(EdgeCAPI) {
+		return nil
+	}
 	if err := createCluster(ctx, parent.client, child); err != nil {
 		return err
 	}

@@ -268,6 +268,9 @@ func childKeys(c *ClusterSpec) []fleet.Child {
 	keys := make([]fleet.Child, len(c.Clusters))
 	for i, ch := range c.Clusters {
 		keys[i] = fleet.Child{Name: ch.Name, Namespace: ch.Namespace}
+		if !ch.hasEdge(EdgeCAPI) { // seen as its Argo CD cluster Secret
+			keys[i].Namespace = ArgoCDNamespace
+		}
 	}
 	return keys
 }

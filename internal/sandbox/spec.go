@@ -69,8 +69,14 @@ type ClusterSpec struct {
 	// DeclaredBy is KIND/NAMESPACE/NAME of the Flux object that owns the
 	// Cluster object, written as Flux's ownership labels.
 	DeclaredBy string `json:"declaredBy,omitempty"`
-	// Kubeconfig is "valid" or one of the faults.
+	// Kubeconfig is "valid" or one of the faults, of each edge's
+	// credentials.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Edges are how the parent reaches the cluster (default [capi]): capi
+	// is a Cluster object and its <name>-kubeconfig Secret; argocd an Argo
+	// CD cluster Secret cluster-<name> in namespace argocd, whose config
+	// holds a user of its own.
+	Edges []string `json:"edges,omitempty"`
 	// UserKubeconfig adds the user kubeconfig Secret an infrastructure
 	// provider writes: "capa" (<name>-user-kubeconfig, exec aws eks
 	// get-token) or "capz" (<name>-kubeconfig-user, exec kubelogin).
@@ -257,7 +263,24 @@ func fluxKinds() []string {
 }
 
 func faults() []string {
-	return []string{KubeconfigValid, KubeconfigMissing, KubeconfigGarbage, KubeconfigExec, KubeconfigTokenFile, KubeconfigUnreachable, KubeconfigForbidden, KubeconfigCycle}
+	return []string{KubeconfigValid, KubeconfigMissing, KubeconfigGarbage, KubeconfigExec, KubeconfigTokenFile, KubeconfigUnreachable, KubeconfigForbidden, KubeconfigCycle,
+		KubeconfigAWSAuth, KubeconfigInsecure, KubeconfigProxy}
+}
+
+// checkEdges checks c's edges against its kubeconfig fault.
+func checkEdges(c *ClusterSpec, where string) error {
+	for _, e := range c.Edges {
+		if e != EdgeCAPI && e != EdgeArgoCD {
+			return fmt.Errorf("%s: edge %q is not capi or argocd", where, e)
+		}
+	}
+	switch {
+	case c.Kubeconfig == KubeconfigMissing && c.hasEdge(EdgeArgoCD):
+		return fmt.Errorf("%s: kubeconfig missing is a CAPI Cluster without its Secret: an argocd edge is its Secret", where)
+	case (c.Kubeconfig == KubeconfigAWSAuth || c.Kubeconfig == KubeconfigInsecure || c.Kubeconfig == KubeconfigProxy) && c.hasEdge(EdgeCAPI):
+		return fmt.Errorf("%s: kubeconfig %q is a fault of an Argo CD cluster Secret: give edges [argocd]", where, c.Kubeconfig)
+	}
+	return nil
 }
 
 func check(c *ClusterSpec, version, where string, root bool) error {
@@ -288,6 +311,9 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		}
 		if !slices.Contains(faults(), c.Kubeconfig) {
 			return fmt.Errorf("%s: kubeconfig %q is not one of %s", where, c.Kubeconfig, strings.Join(faults(), ", "))
+		}
+		if err := checkEdges(c, where); err != nil {
+			return err
 		}
 		if c.DeclaredBy != "" {
 			if _, err := flux.ParseDeclaredBy(c.DeclaredBy); err != nil {

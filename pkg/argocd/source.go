@@ -31,8 +31,9 @@ var _ reach.Source = Source{}
 func (Source) Kind() string { return Edge }
 
 // Children lists the clusters of the cluster Secrets of every namespace
-// but the in-cluster one, which is the holder itself. Where RBAC forbids
-// the list, the cluster holds none by this edge, and the error says so.
+// but the in-cluster one, which is the holder itself. Its failure (RBAC
+// that forbids the list, most often) is partial: the cluster's children by
+// other edges stand, and the error says which are missing.
 func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Found, error) {
 	list := &corev1.SecretList{}
 	err := conn.List(ctx, list, client.MatchingLabels{SecretTypeLabel: SecretTypeCluster})
@@ -40,9 +41,9 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, nil
 	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("forbidden: cannot list Argo CD cluster Secrets: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"list\"]} (%w)", err)
+		return nil, reach.Partial(fmt.Errorf("forbidden: cannot list Argo CD cluster Secrets: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"list\"]} (%w)", err))
 	case err != nil:
-		return nil, fmt.Errorf("failed to list Argo CD cluster Secrets: %w", err)
+		return nil, reach.Partial(fmt.Errorf("failed to list Argo CD cluster Secrets: %w", err))
 	}
 	var found []reach.Found
 	for i := range list.Items {
@@ -54,11 +55,16 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 		}
 		data := s.Data
 		src := kubeconfig.Source{Namespace: s.Namespace, Name: s.Name}
-		found = append(found, reach.Found{
+		f := reach.Found{
 			Child: fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
 				Edges: []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}}},
 			Config: func(_ context.Context, p kubeconfig.Policy) (*rest.Config, error) { return Config(p, src, data) },
-		})
+		}
+		if kc, err := Kubeconfig(src, data); err == nil {
+			c := kc.Clusters[entry]
+			f.Endpoint = reach.EndpointOf(c.Server, c.CertificateAuthorityData)
+		}
+		found = append(found, f)
 	}
 	return found, nil
 }

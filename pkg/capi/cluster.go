@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 management clusters are still common: reading falls back to it
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,7 +82,7 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	found := make([]reach.Found, len(children))
 	for i, child := range children {
 		child.Edges = []fleet.Edge{{Kind: Edge, Namespace: child.Namespace, Name: child.Name}}
-		found[i] = reach.Found{Child: child, Config: reach.KubeconfigConfig(func(ctx context.Context) (kubeconfig.Source, []byte, error) {
+		found[i] = reach.Found{Child: child, Endpoint: ahead.endpoint(child), Config: reach.KubeconfigConfig(func(ctx context.Context) (kubeconfig.Source, []byte, error) {
 			return childKubeconfig(ctx, conn, ahead, child)
 		})}
 	}
@@ -155,6 +156,27 @@ func (r *readAhead) take(namespace, name string) ([]byte, bool) {
 	data, ok := r.kubeconfigs[key]
 	delete(r.kubeconfigs, key)
 	return data, ok
+}
+
+// endpoint is where the kubeconfig read ahead for child leads
+// (reach.EndpointOf), "" when none was read or it does not say.
+func (r *readAhead) endpoint(child fleet.Child) string {
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	data := r.kubeconfigs[child.Namespace+"/"+child.KubeconfigSecret]
+	r.mu.Unlock()
+	kc, err := clientcmd.Load(data)
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	kctx := kc.Contexts[kc.CurrentContext]
+	if kctx == nil || kc.Clusters[kctx.Cluster] == nil {
+		return ""
+	}
+	c := kc.Clusters[kctx.Cluster]
+	return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
 }
 
 // Kept counts the kubeconfigs read ahead and not taken yet.

@@ -13,6 +13,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
@@ -27,7 +28,7 @@ import (
 const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
 
 // connector builds the connector of this invocation: the edge sources
-// (capi), the kinds every command reads (core, CAPI, Flux), no discovery,
+// (capi, argocd), the kinds every command reads (core, CAPI, Flux), no discovery,
 // and the request log when KUBECTL_FLEET_REQUEST_LOG asks for it.
 func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, error) {
 	s := runtime.NewScheme()
@@ -38,7 +39,7 @@ func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, err
 	if o.Getenv(envRequestLog) != "" && o.requests == nil {
 		o.requests = kube.NewRequestLog()
 	}
-	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}}, Kube: kube.NewConnector(s, apis, kube.Options{
+	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}, argocd.Source{}}, Kube: kube.NewConnector(s, apis, kube.Options{
 		UserAgent: "kubectl-fleet/" + version.Get().Version,
 		Requests:  o.requests,
 	})}, nil

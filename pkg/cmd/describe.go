@@ -156,7 +156,8 @@ func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	kids, err := c.Children(ctx, false)
-	if err != nil {
+	var partial *fleet.PartialChildren
+	if err != nil && !errors.As(err, &partial) {
 		return nil
 	}
 	out := make([]*fleet.Node, 0, len(kids))

@@ -40,12 +40,15 @@ var (
 	// reliabilityFleet is the fault suite's: RBAC that hides Secrets or
 	// HelmReleases, a slow cluster, 5,000 Flux objects, no CRDs.
 	reliabilityFleet = &sharedFleet{name: "reliability"}
+	// hubFleet is seed 004's hub: clusters reached by Argo CD cluster
+	// Secrets, one by CAPI too, and each refused Argo CD credential.
+	hubFleet = &sharedFleet{name: "hub"}
 	// scaleFleet has counted clusters on shared apiservers behind latency
 	// proxies: the walk engine's fleet.
 	scaleFleet = &sharedFleet{name: "scale"}
 	// sharedFleets in the order the tests first need them, which is the
 	// order they start in.
-	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, scaleFleet}
+	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, scaleFleet}
 )
 
 // A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml that

@@ -55,14 +55,19 @@ func requestsOf(t *testing.T, f *sandbox.Fleet, args ...string) (result, map[str
 }
 
 // The reads the walk plans for every cluster it reaches, and nothing else:
-// its identity, its version, its CAPI Clusters, each listed Flux kind, and,
-// on a cluster that holds Clusters, their kubeconfig Secrets in one list.
-// Lists are served from the watch cache (resourceVersion=0).
+// its identity, its version, its CAPI Clusters, its Argo CD cluster
+// Secrets, each listed Flux kind, and, on a cluster that holds Clusters,
+// their kubeconfig Secrets in one list. Lists are served from the watch
+// cache (resourceVersion=0).
+// argoCDSecrets is the list of a cluster's Argo CD cluster Secrets.
+const argoCDSecrets = "GET /api/v1/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type%3Dcluster&resourceVersion=0"
+
 func plannedReads(managesClusters bool) map[string]int {
 	reads := map[string]int{
 		"GET /api/v1/namespaces/kube-system?resourceVersion=0": 1,
 		"GET /version": 1,
-		"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0":             1,
+		"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1,
+		argoCDSecrets: 1,
 		"GET /apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?resourceVersion=0": 1,
 		"GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?resourceVersion=0":        1,
 		"GET /apis/source.toolkit.fluxcd.io/v1/gitrepositories?resourceVersion=0":   1,
@@ -141,8 +146,8 @@ func TestCompletionReadsOnlyThePath(t *testing.T) {
 		t.Fatalf("completions %q", r.stdout)
 	}
 	want := map[string]map[string]int{
-		"":    {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, "GET /api/v1/namespaces/masters/secrets/aws-kubeconfig": 1},
-		"aws": {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1},
+		"":    {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, "GET /api/v1/namespaces/masters/secrets/aws-kubeconfig": 1},
+		"aws": {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1},
 	}
 	if len(got) != len(want) {
 		t.Errorf("completion reached %d clusters, want the 2 on the path: %v", len(got), got)

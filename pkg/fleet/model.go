@@ -53,6 +53,9 @@ type Node struct {
 	// KubeconfigSecret is the Secret, in Namespace on the parent, that holds
 	// the cluster's kubeconfig.
 	KubeconfigSecret string `json:"-"`
+	// Edges are the ways the parent reaches the cluster: its CAPI Cluster
+	// object, its Argo CD cluster Secret. The root has none.
+	Edges []Edge `json:"edges,omitempty"`
 	// Findings are the cluster's drift findings, when drift was asked for.
 	Findings []Finding `json:"findings,omitempty"`
 	// DeclaredIn is the file of a git checkout that declares the cluster's
@@ -193,6 +196,14 @@ func (n *Node) Walk(visit func(*Node)) {
 	for _, c := range n.Children {
 		c.Walk(visit)
 	}
+}
+
+// probeError records that the read named name failed.
+func (n *Node) probeError(name string, err error) {
+	if n.ProbeErrors == nil {
+		n.ProbeErrors = map[string]string{}
+	}
+	n.ProbeErrors[name] = err.Error()
 }
 
 // ProbeErrorNames are the names of the probes that failed, sorted.

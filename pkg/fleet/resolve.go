@@ -38,7 +38,7 @@ func Resolve[C Cluster[C]](ctx context.Context, root C, path []Segment, timeout 
 		hop, cancel := hopContext(ctx, timeout)
 		children, err := cur.Children(hop, i < len(path)-1)
 		cancel()
-		if err != nil {
+		if err != nil && !isPartial(err) {
 			return nil, &PathError{Path: full, Parent: curPath, Segment: seg, Cause: err.Error()}
 		}
 		sortChildren(children)
@@ -100,7 +100,7 @@ func ChildPaths[C Cluster[C]](ctx context.Context, root C, path []Segment, timeo
 	hop, cancel := hopContext(ctx, timeout)
 	defer cancel()
 	children, err := cur.Children(hop, false)
-	if err != nil {
+	if err != nil && !isPartial(err) {
 		return nil, err
 	}
 	sortChildren(children)
@@ -109,4 +109,11 @@ func ChildPaths[C Cluster[C]](ctx context.Context, root C, path []Segment, timeo
 		out = append(out, JoinPath(curPath, s))
 	}
 	return out, nil
+}
+
+// isPartial reports whether err is a Children that read some edge sources:
+// the children it returned are those of the others, enough to go on.
+func isPartial(err error) bool {
+	var partial *PartialChildren
+	return errors.As(err, &partial)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -500,9 +501,11 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 	}
 	wg.Wait()
 
+	var partial *PartialChildren
 	switch {
 	case idErr != nil:
 		node.Error = idErr.Error()
+	case errors.As(childErr, &partial):
 	case childErr != nil:
 		node.Error = childErr.Error()
 	}
@@ -528,10 +531,12 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 			applies[i](node)
 		}
 		if probeErrs[i] != nil {
-			if node.ProbeErrors == nil {
-				node.ProbeErrors = map[string]string{}
-			}
-			node.ProbeErrors[p.Name()] = probeErrs[i].Error()
+			node.probeError(p.Name(), probeErrs[i])
+		}
+	}
+	if partial != nil {
+		for kind, err := range partial.Failed {
+			node.probeError(partial.probeName(kind), err)
 		}
 	}
 	return reading[C]{conn: conn, identity: identity, children: children}
@@ -593,6 +598,32 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 		DeclaredBy:       c.DeclaredBy,
 		Labels:           c.Labels,
 		KubeconfigSecret: c.KubeconfigSecret,
+		Edges:            c.Edges,
 		Children:         []*Node{},
 	}
 }
+
+// PartialChildren is the error of a Cluster's Children that read the
+// children of some edge sources and not of others: the children it
+// returns are those it read, and the cluster is read in part.
+type PartialChildren struct {
+	// Failed are the sources that failed, by kind.
+	Failed map[string]error
+}
+
+func (e *PartialChildren) Error() string {
+	kinds := make([]string, 0, len(e.Failed))
+	for k := range e.Failed {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	msgs := make([]string, len(kinds))
+	for i, k := range kinds {
+		msgs[i] = k + ": " + e.Failed[k].Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// probeName is the name under which a failed edge source is a node's
+// probe error: "edges/argocd".
+func (e *PartialChildren) probeName(kind string) string { return "edges/" + kind }

@@ -107,6 +107,23 @@ func TestWalkKeepsGoingPastBrokenClusters(t *testing.T) {
 	}
 }
 
+// A cluster whose children one edge source could not list is read in
+// part: the others' children are walked, and the failed source is the
+// node's probe error edges/KIND.
+func TestWalkGoesOnPastAFailedEdgeSource(t *testing.T) {
+	azure := newFake("azure").with(tenant("team-x", "tenants"), newFake("team-x"))
+	azure.listErr = &fleet.PartialChildren{Failed: map[string]error{"argocd": errors.New("forbidden: cannot list Argo CD cluster Secrets")}}
+	root := newFake("mom").with(master("azure"), azure)
+	node := walk(t, root, fleet.Options{Depth: -1})
+	if diff := cmp.Diff([]string{"", "azure", "azure/team-x"}, paths(node)); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	a := node.Children[0]
+	if a.Error != "" || a.ProbeErrors["edges/argocd"] != "forbidden: cannot list Argo CD cluster Secrets" || !a.Incomplete() {
+		t.Errorf("azure: error %q, probe errors %v; want none, and edges/argocd's", a.Error, a.ProbeErrors)
+	}
+}
+
 func TestWalkShowsCyclesWithoutFollowingThem(t *testing.T) {
 	tests := []struct {
 		name      string

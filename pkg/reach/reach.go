@@ -8,6 +8,8 @@ package reach
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,10 +40,21 @@ type Source interface {
 // Found is a child a source found, and how to reach it.
 type Found struct {
 	Child fleet.Child
+	// Endpoint is where the child's credentials lead (EndpointOf), when
+	// the source knows it before connecting: children of one parent with
+	// the same endpoint are one cluster, reached by several edges.
+	Endpoint string
 	// Config returns the client configuration that reaches the child by
 	// this edge: made of what the parent holds, through policy (the
 	// connector's, one for every source).
 	Config func(ctx context.Context, policy kubeconfig.Policy) (*rest.Config, error)
+}
+
+// EndpointOf is the endpoint of credentials for server with CA ca: equal
+// for every edge to the same server URL with the same CA.
+func EndpointOf(server string, ca []byte) string {
+	sum := sha256.Sum256(ca)
+	return strings.TrimSuffix(server, "/") + " " + hex.EncodeToString(sum[:8])
 }
 
 // KubeconfigConfig is a Found.Config for a source whose parent holds a
@@ -110,7 +123,20 @@ func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
 // Close closes the connection's idle network connections.
 func (c *Cluster) Close() { c.conn.Close() }
 
-// Children asks every source at once for the clusters this one holds.
+// Partial marks the error of a source whose failure leaves the children
+// of the other sources known: the cluster is then read in part
+// (fleet.PartialChildren), not failed.
+func Partial(err error) error { return &partialError{err} }
+
+type partialError struct{ err error }
+
+func (e *partialError) Error() string { return e.err.Error() }
+func (e *partialError) Unwrap() error { return e.err }
+
+// Children asks every source at once for the clusters this one holds. A
+// source's error fails the cluster's read, but one marked Partial: that
+// source's children are then missing, and the error says so
+// (*fleet.PartialChildren) beside the others' children.
 func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
 	found := make([][]Found, len(c.connector.Sources))
 	errs := make([]error, len(c.connector.Sources))
@@ -119,23 +145,61 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 		wg.Go(func() { found[i], errs[i] = s.Children(ctx, c.conn, connect) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	var fatal []error
+	partial := &fleet.PartialChildren{Failed: map[string]error{}}
+	for i, err := range errs {
+		var p *partialError
+		switch {
+		case errors.As(err, &p):
+			partial.Failed[c.connector.Sources[i].Kind()] = p.err
+		case err != nil:
+			fatal = append(fatal, err)
+		}
+	}
+	if len(fatal) > 0 {
+		return nil, errors.Join(fatal...)
 	}
 	var children []fleet.Child
 	reach := map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error){}
+	byEndpoint := map[string]int{}
 	for _, fs := range found {
 		for _, f := range fs {
-			children = append(children, f.Child)
 			for _, e := range f.Child.Edges {
 				reach[e] = f.Config
 			}
+			// One node per cluster: a child whose endpoint an earlier
+			// source's child has is that child, by one more edge. Two
+			// objects of one source are two clusters, as the source says
+			// (two CAPI Clusters whose kubeconfigs name one server).
+			if i, ok := byEndpoint[f.Endpoint]; ok && f.Endpoint != "" && !hasKind(children[i].Edges, f.Child.Edges) {
+				children[i].Edges = append(children[i].Edges, f.Child.Edges...)
+				continue
+			}
+			if _, seen := byEndpoint[f.Endpoint]; !seen && f.Endpoint != "" {
+				byEndpoint[f.Endpoint] = len(children)
+			}
+			children = append(children, f.Child)
 		}
 	}
 	c.mu.Lock()
 	c.reach = reach
 	c.mu.Unlock()
+	if len(partial.Failed) > 0 {
+		return children, partial
+	}
 	return children, nil
+}
+
+// hasKind reports whether edges has an edge of a kind of others.
+func hasKind(edges, others []fleet.Edge) bool {
+	for _, e := range edges {
+		for _, o := range others {
+			if e.Kind == o.Kind {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reachBy is how Children said to reach the child by e; nil when it found
@@ -165,8 +229,21 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, err
 	if len(errs) == 0 {
 		return nil, fmt.Errorf("cluster %s/%s: no edge leads to it", child.Namespace, child.Name)
 	}
-	return nil, errors.Join(errs...)
+	return nil, joined(errs)
 }
+
+// joined is several errors on one line, each edge's.
+type joined []error
+
+func (j joined) Error() string {
+	msgs := make([]string, len(j))
+	for i, err := range j {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (j joined) Unwrap() []error { return j }
 
 // ConnectWith checks a kubeconfig read from src against the policy and
 // connects to the cluster it names.

@@ -99,3 +99,39 @@ func TestConnectTriesEachEdge(t *testing.T) {
 		t.Errorf("Connect to an unlisted child = %v", err)
 	}
 }
+
+// Children of two sources whose credentials lead to one endpoint are one
+// child with both edges; two of one source stay two.
+func TestChildrenOfOneEndpointAreOneNode(t *testing.T) {
+	var calls int
+	same := func(kind string, names ...string) reach.Source {
+		return endpointSource{source: source{kind: kind, children: names, calls: &calls}}
+	}
+	p := parent(same("capi", "x", "y"), same("argocd", "z"))
+	got, err := p.Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got {
+		var edges []string
+		for _, e := range c.Edges {
+			edges = append(edges, e.String())
+		}
+		names = append(names, c.Name+"="+strings.Join(edges, "+"))
+	}
+	if strings.Join(names, ",") != "x=capi x+argocd z,y=capi y" {
+		t.Errorf("children %v; want x by capi and argocd, y by capi alone", names)
+	}
+}
+
+// endpointSource is a source whose children all lead to one endpoint.
+type endpointSource struct{ source }
+
+func (s endpointSource) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.source.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].Endpoint = reach.EndpointOf("https://one.example", []byte("CA"))
+	}
+	return found, err
+}

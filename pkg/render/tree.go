@@ -301,7 +301,35 @@ func fluxSummary(n *fleet.Node) (string, int) {
 	return strings.Join(parts, ", "), health
 }
 
-// problems are the leaves drawn under a cluster: why it could not be read,
+// edges says how the parent reaches n ("by argocd Secret argocd/cluster-a,
+// capi Cluster tenants/a"), where that is not the usual one: a CAPI
+// Cluster alone, whose kubeconfig Secret is beside it.
+func edges(n *fleet.Node) string {
+	if len(n.Edges) == 0 || len(n.Edges) == 1 && n.Edges[0].Kind == "capi" {
+		return ""
+	}
+	parts := make([]string, len(n.Edges))
+	for i, e := range n.Edges {
+		parts[i] = e.Kind + " " + edgeObject(e.Kind) + " " + strings.TrimPrefix(e.Namespace+"/"+e.Name, "/")
+	}
+	return "by " + strings.Join(parts, ", ")
+}
+
+// edgeObject names the kind of object an edge source reads on the parent.
+func edgeObject(kind string) string {
+	switch kind {
+	case "capi":
+		return "Cluster"
+	case "argocd":
+		return "Secret"
+	case "ocm":
+		return "ManagedCluster"
+	}
+	return "object"
+}
+
+// problems are the leaves drawn under a cluster: how the parent reaches it
+// when that is not by CAPI alone, why it could not be read,
 // Flux objects that are not ready or are suspended, and the parent's Flux
 // objects that apply to it through spec.kubeConfig.
 //
@@ -309,6 +337,9 @@ func fluxSummary(n *fleet.Node) (string, int) {
 // which they include.
 func problems(n *fleet.Node, st styles, drift bool) []string {
 	var out []string
+	if e := edges(n); e != "" {
+		out = append(out, st.dim.Render("⇠ "+e))
+	}
 	if n.Error != "" {
 		out = append(out, st.bad.Render("✗ "+n.Error))
 	}

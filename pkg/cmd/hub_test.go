@@ -1,0 +1,87 @@
+package cmd_test
+
+import (
+	"encoding/base64"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+)
+
+// The hub's tree: a node per cluster, each reached by its Argo CD cluster
+// Secret; team-a, reached by its CAPI Cluster and by Argo CD, is one node
+// listing both edges; each refused credential is an error on its node.
+func TestHubTreeHasOneNodePerClusterAndItsEdges(t *testing.T) {
+	needFleets(t)
+	r := onFleet(t, hubFleet.get(t), "tree", "--color", "never")
+	if r.code != 3 || r.stderr != "error: 5 of 8 clusters could not be read completely; see their errors above\n" {
+		t.Errorf("exit %d, stderr %q; want 3 and the five refused", r.code, r.stderr)
+	}
+	golden.Assert(t, "tree/hub", scrub(r.stdout))
+
+	root := decode[fleet.Node](t, onFleet(t, hubFleet.get(t), "tree", "-o", "json"))
+	want := map[string]string{"edge-1": "argocd argocd/cluster-edge-1", "team-a": "capi tenants/team-a, argocd argocd/cluster-team-a"}
+	for _, c := range root.Children {
+		var edges []string
+		for _, e := range c.Edges {
+			edges = append(edges, e.String())
+		}
+		if w, ok := want[c.Name]; ok && strings.Join(edges, ", ") != w {
+			t.Errorf("%s: edges %v; want %s", c.Name, edges, w)
+		}
+	}
+}
+
+// Each credential an Argo CD config must not be used with is refused on its
+// node, naming the Secret and the JSON path; the exec plugin never runs,
+// and no credential shows, not even at -v=10.
+func TestArgoCDCredentialsAreRefusedOnTheirNode(t *testing.T) {
+	needFleets(t)
+	f := hubFleet.get(t)
+	r := onFleet(t, f, "tree", "-o", "json", "-v=10")
+	root := decode[fleet.Node](t, r)
+	want := map[string]string{
+		"argo-exec":     "secret argocd/cluster-argo-exec: field config.execProviderConfig: is an exec credential plugin",
+		"argo-awsauth":  "secret argocd/cluster-argo-awsauth: field config.awsAuthConfig: is AWS IAM authentication",
+		"argo-insecure": "secret argocd/cluster-argo-insecure: field config.tlsClientConfig.insecure: turns off server certificate checks",
+		"argo-proxy":    "secret argocd/cluster-argo-proxy: field config.proxyUrl: would route the connection through a proxy",
+		"argo-garbage":  "secret argocd/cluster-argo-garbage: field config: is not a JSON object",
+	}
+	for _, c := range root.Children {
+		if w, ok := want[c.Name]; ok && !strings.Contains(c.Error, w) {
+			t.Errorf("%s: error %q; want %q", c.Name, c.Error, w)
+		}
+		delete(want, c.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("no node for %v", want)
+	}
+	if _, err := os.Stat(f.ExecMarker()); !os.IsNotExist(err) {
+		t.Errorf("the exec plugin of an Argo CD config ran: %v", err)
+	}
+	secret := &corev1.Secret{}
+	if err := f.Members[""].Client.Get(t.Context(), client.ObjectKey{Namespace: "argocd", Name: "cluster-edge-1"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	config := string(secret.Data["config"])
+	i := strings.Index(config, `"keyData":"`)
+	if i < 0 {
+		t.Fatalf("cluster-edge-1 has no keyData: %s", config)
+	}
+	key := config[i+len(`"keyData":"`):]
+	key = key[:strings.IndexByte(key, '"')]
+	pem, err := base64.StdEncoding.DecodeString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{key, string(pem), "PRIVATE KEY"} {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("a credential of cluster-edge-1 shows at -v=10: %.40q…", s)
+		}
+	}
+}
