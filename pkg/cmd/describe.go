@@ -126,6 +126,9 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		children = o.children(ctx, conn, node)
 	}
 	d.Flux = describe.FluxTree(node, children)
+	for _, c := range children {
+		d.Clusters = append(d.Clusters, describe.Held{Path: c.Path, Name: c.Name, Namespace: c.Namespace, Edges: c.Edges})
+	}
 	d.Nodes = node.Nodes
 	d.NodesError = node.ProbeErrors[nodesProbeName]
 	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: time.Now()})
@@ -149,20 +152,22 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// children lists the Clusters the cluster holds, for the spec.kubeConfig
-// edges of its Flux objects: one list, no connection to them. A list that
-// fails leaves the edges out, not the description.
+// children lists the clusters the cluster holds, by every edge, for the
+// description and the spec.kubeConfig edges of its Flux objects: one round
+// of lists, no connection to them. A list that fails leaves them out, not
+// the description.
 func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *fleet.Node) []*fleet.Node {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	kids, err := c.Children(ctx, false)
+	kids, err := c.Children(ctx, true)
 	var partial *fleet.PartialChildren
 	if err != nil && !errors.As(err, &partial) {
 		return nil
 	}
 	out := make([]*fleet.Node, 0, len(kids))
 	for i, seg := range fleet.Segments(kids) {
-		out = append(out, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: fleet.JoinPath(node.Path, seg), KubeconfigSecret: kids[i].KubeconfigSecret})
+		out = append(out, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: fleet.JoinPath(node.Path, seg),
+			KubeconfigSecret: kids[i].KubeconfigSecret, Edges: kids[i].Edges})
 	}
 	return out
 }

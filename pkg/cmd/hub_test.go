@@ -85,3 +85,20 @@ func TestArgoCDCredentialsAreRefusedOnTheirNode(t *testing.T) {
 		}
 	}
 }
+
+// describe of a hub lists the clusters it holds, by every edge; that of a
+// cluster reached by two edges says so.
+func TestDescribeListsTheClustersItHolds(t *testing.T) {
+	needFleets(t)
+	r := onFleet(t, hubFleet.get(t), "describe", "/", "--color", "never")
+	for _, want := range []string{"Clusters (that it holds)\n", "edge-1  by argocd Secret argocd/cluster-edge-1\n",
+		"team-a  by capi Cluster tenants/team-a, argocd Secret argocd/cluster-team-a\n", "argo-exec  by argocd Secret argocd/cluster-argo-exec\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("describe / does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
+		}
+	}
+	r = onFleet(t, hubFleet.get(t), "describe", "team-a", "--color", "never")
+	if want := "Reached:   by capi Cluster tenants/team-a, argocd Secret argocd/cluster-team-a\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("describe team-a does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
+	}
+}

@@ -3,7 +3,7 @@
 // tree of its Cluster (package capi, with clusterctl's discovery); from
 // inside, its Flux objects as a tree of sources and what applies them,
 // edges to the clusters that spec.kubeConfig sends them to, its live
-// version and nodes, and its drift findings.
+// version and nodes, its drift findings, and the clusters it holds.
 package describe
 
 import (
@@ -30,6 +30,17 @@ type Description struct {
 	Flux []*FluxItem `json:"flux"`
 	// Findings are the cluster's drift findings.
 	Findings []fleet.Finding `json:"findings"`
+	// Clusters are the clusters this one holds, by every edge; nil when
+	// they could not be listed.
+	Clusters []Held `json:"clusters"`
+}
+
+// Held is a cluster the described one holds, and by which edges.
+type Held struct {
+	Path      string       `json:"path"`
+	Name      string       `json:"name"`
+	Namespace string       `json:"namespace"`
+	Edges     []fleet.Edge `json:"edges"`
 }
 
 // FluxItem is a Flux object and what uses it.

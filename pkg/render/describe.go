@@ -24,6 +24,9 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		fmt.Fprintf(&b, "%s %s\n", st.header.Render(fmt.Sprintf("%-10s", name+":")), value)
 	}
 	field("Cluster", fmt.Sprintf("%s (%s)", fleet.DescribePath(n.Path), strings.TrimPrefix(n.Namespace+"/"+n.Name, "/")))
+	if e := edges(n); e != "" {
+		field("Reached", e)
+	}
 	if n.Error != "" {
 		field("Error", st.bad.Render(oneLine(n.Error)))
 	}
@@ -62,6 +65,14 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	}
 	for _, it := range d.Flux {
 		b.WriteString(lineTree(it, st, fluxLine, func(it *describe.FluxItem) []*describe.FluxItem { return it.Children }).String() + "\n")
+	}
+
+	b.WriteString("\n" + st.header.Render("Clusters") + st.dim.Render(" (that it holds)") + "\n")
+	if len(d.Clusters) == 0 {
+		b.WriteString(st.dim.Render("none") + "\n")
+	}
+	for _, c := range d.Clusters {
+		b.WriteString(fleet.DescribePath(c.Path) + "  " + st.dim.Render(edgeList(c.Edges)) + "\n")
 	}
 
 	b.WriteString("\n" + st.header.Render("Drift") + "\n")

@@ -305,11 +305,19 @@ func fluxSummary(n *fleet.Node) (string, int) {
 // capi Cluster tenants/a"), where that is not the usual one: a CAPI
 // Cluster alone, whose kubeconfig Secret is beside it.
 func edges(n *fleet.Node) string {
-	if len(n.Edges) == 0 || len(n.Edges) == 1 && n.Edges[0].Kind == "capi" {
+	if len(n.Edges) == 1 && n.Edges[0].Kind == "capi" {
 		return ""
 	}
-	parts := make([]string, len(n.Edges))
-	for i, e := range n.Edges {
+	return edgeList(n.Edges)
+}
+
+// edgeList is "by " and each edge: its kind, the kind and name of its object.
+func edgeList(es []fleet.Edge) string {
+	if len(es) == 0 {
+		return ""
+	}
+	parts := make([]string, len(es))
+	for i, e := range es {
 		parts[i] = e.Kind + " " + edgeObject(e.Kind) + " " + strings.TrimPrefix(e.Namespace+"/"+e.Name, "/")
 	}
 	return "by " + strings.Join(parts, ", ")
