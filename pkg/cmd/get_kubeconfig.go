@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
@@ -160,6 +162,9 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if e, ok := argoCDOnly(target.Child); ok {
+		return o.argoCD(ctx, target, e)
+	}
 	names := []string{capi.KubeconfigSecretName(target.Child.Name)}
 	if o.User {
 		names = capi.UserKubeconfigSecretNames(target.Child.Name)
@@ -175,6 +180,11 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
+	return o.handOut(target, src, data)
+}
+
+// handOut prints, writes or merges data, a kubeconfig read from src.
+func (o *GetKubeconfigOptions) handOut(target *fleet.Target[*reach.Cluster], src kubeconfig.Source, data []byte) error {
 	in, err := kubeconfig.Inspect(src, data)
 	if err != nil {
 		return err
@@ -194,6 +204,61 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	}
 	_, err = o.Out.Write(minimal)
 	return err
+}
+
+// argoCDOnly is the Argo CD edge of a child that no CAPI Cluster reaches.
+func argoCDOnly(child fleet.Child) (fleet.Edge, bool) {
+	var argo *fleet.Edge
+	for i, e := range child.Edges {
+		switch e.Kind {
+		case capi.Edge:
+			return fleet.Edge{}, false
+		case argocd.Edge:
+			argo = &child.Edges[i]
+		}
+	}
+	if argo == nil {
+		return fleet.Edge{}, false
+	}
+	return *argo, true
+}
+
+// argoCD hands out the kubeconfig of a cluster reached by its Argo CD
+// cluster Secret e alone: made of the Secret's server and config, after
+// the policy's checks as the walk makes them (errors name the JSON path),
+// its entries named after the cluster.
+func (o *GetKubeconfigOptions) argoCD(ctx context.Context, target *fleet.Target[*reach.Cluster], e fleet.Edge) error {
+	if o.User {
+		return fmt.Errorf("cluster %s has no user kubeconfig: its parent reaches it by the Argo CD cluster Secret %s/%s alone", target.Path, e.Namespace, e.Name)
+	}
+	src := kubeconfig.Source{Namespace: e.Namespace, Name: e.Name}
+	secret, err := reach.ReadSecret(ctx, target.Parent.Kube(), src)
+	switch {
+	case err != nil:
+		return err
+	case secret == nil:
+		return fmt.Errorf("%s not found in %s", src, fleet.DescribePath(target.ParentPath))
+	}
+	if _, err := argocd.Config(o.policy(), src, secret.Data); err != nil {
+		return err
+	}
+	cfg, err := argocd.Kubeconfig(src, secret.Data)
+	if err != nil {
+		return err
+	}
+	name := target.Child.Name
+	kc := clientcmdapi.NewConfig()
+	for _, c := range cfg.Contexts {
+		kc.Clusters[name] = cfg.Clusters[c.Cluster]
+		kc.AuthInfos[name] = cfg.AuthInfos[c.AuthInfo]
+		kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	}
+	kc.CurrentContext = name
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return fmt.Errorf("failed to write the kubeconfig of %s: %w", src, err)
+	}
+	return o.handOut(target, src, data)
 }
 
 // warn tells the operator what the kubeconfig will do in their hands.

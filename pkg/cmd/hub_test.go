@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
@@ -100,5 +101,39 @@ func TestDescribeListsTheClustersItHolds(t *testing.T) {
 	r = onFleet(t, hubFleet.get(t), "describe", "team-a", "--color", "never")
 	if want := "Reached:   by capi Cluster tenants/team-a, argocd Secret argocd/cluster-team-a\n"; !strings.Contains(r.stdout, want) {
 		t.Errorf("describe team-a does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
+	}
+}
+
+// get-kubeconfig hands out the kubeconfig of a cluster that Argo CD alone
+// reaches, made of its cluster Secret and named after it, and it works;
+// one the policy refuses is refused, naming the JSON path.
+func TestGetKubeconfigOfAnArgoCDCluster(t *testing.T) {
+	needFleets(t)
+	f := hubFleet.get(t)
+	r := onFleet(t, f, "get-kubeconfig", "edge-1")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	cfg, err := clientcmd.Load([]byte(r.stdout))
+	if err != nil || cfg.CurrentContext != "edge-1" {
+		t.Fatalf("not a kubeconfig of edge-1: %v\n%s", err, r.stdout)
+	}
+	rest, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(rest, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}); err != nil {
+		t.Errorf("the kubeconfig handed out does not reach edge-1: %v", err)
+	}
+	r = onFleet(t, f, "get-kubeconfig", "argo-insecure")
+	if want := "secret argocd/cluster-argo-insecure: field config.tlsClientConfig.insecure: turns off server certificate checks"; r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal saying %q", r.code, r.stdout, r.stderr, want)
+	}
+	if r = onFleet(t, f, "get-kubeconfig", "edge-1", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the Argo CD cluster Secret argocd/cluster-edge-1 alone") {
+		t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
