@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,12 +40,7 @@ func (c *ClusterSpec) hasEdge(edge string) bool {
 	if len(c.Edges) == 0 {
 		return edge == EdgeCAPI
 	}
-	for _, e := range c.Edges {
-		if e == edge {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.Edges, edge)
 }
 
 // argoCDKubeconfig is the kubeconfig an Argo CD cluster Secret for child is

@@ -45,6 +45,12 @@ func Config(policy kubeconfig.Policy, src kubeconfig.Source, data map[string][]b
 	if err != nil {
 		return nil, err
 	}
+	return Check(policy, src, cfg)
+}
+
+// Check checks cfg, the kubeconfig Kubeconfig made of the Secret src, with
+// policy, naming a refused field by its path in the Secret.
+func Check(policy kubeconfig.Policy, src kubeconfig.Source, cfg *clientcmdapi.Config) (*rest.Config, error) {
 	return policy.RESTConfigFor(src, cfg, where)
 }
 

@@ -53,18 +53,25 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 		if s.Labels[SecretTypeLabel] != SecretTypeCluster || string(s.Data[KeyServer]) == InClusterServer {
 			continue
 		}
-		data := s.Data
 		src := kubeconfig.Source{Namespace: s.Namespace, Name: s.Name}
-		f := reach.Found{
+		kc, kcErr := Kubeconfig(src, s.Data)
+		found = append(found, reach.Found{
 			Child: fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
 				Edges: []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}}},
-			Config: func(_ context.Context, p kubeconfig.Policy) (*rest.Config, error) { return Config(p, src, data) },
-		}
-		if kc, err := Kubeconfig(src, data); err == nil {
-			c := kc.Clusters[entry]
-			f.Endpoint = reach.EndpointOf(c.Server, c.CertificateAuthorityData)
-		}
-		found = append(found, f)
+			Endpoint: func() string {
+				if kcErr != nil {
+					return ""
+				}
+				c := kc.Clusters[entry]
+				return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
+			},
+			Config: func(_ context.Context, p kubeconfig.Policy) (*rest.Config, error) {
+				if kcErr != nil {
+					return nil, kcErr
+				}
+				return Check(p, src, kc)
+			},
+		})
 	}
 	return found, nil
 }

@@ -82,7 +82,7 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	found := make([]reach.Found, len(children))
 	for i, child := range children {
 		child.Edges = []fleet.Edge{{Kind: Edge, Namespace: child.Namespace, Name: child.Name}}
-		found[i] = reach.Found{Child: child, Endpoint: ahead.endpoint(child), Config: reach.KubeconfigConfig(func(ctx context.Context) (kubeconfig.Source, []byte, error) {
+		found[i] = reach.Found{Child: child, Endpoint: func() string { return ahead.endpoint(child) }, Config: reach.KubeconfigConfig(func(ctx context.Context) (kubeconfig.Source, []byte, error) {
 			return childKubeconfig(ctx, conn, ahead, child)
 		})}
 	}
@@ -177,13 +177,6 @@ func (r *readAhead) endpoint(child fleet.Child) string {
 	}
 	c := kc.Clusters[kctx.Cluster]
 	return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
-}
-
-// Kept counts the kubeconfigs read ahead and not taken yet.
-func (r *readAhead) kept() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.kubeconfigs)
 }
 
 // childKubeconfig is the child's kubeconfig from its Secret on the parent

@@ -215,8 +215,8 @@ func TestChildrenReadKubeconfigsAhead(t *testing.T) {
 		t.Fatalf("%d lists; want 1", calls.lists)
 	}
 	kept := keepKubeconfigs(children, &corev1.SecretList{Items: []corev1.Secret{*kubeconfigSecret("team-a"), *unrelated}})
-	if kept.kept() != 1 {
-		t.Errorf("kept %d kubeconfigs; want team-a's alone", kept.kept())
+	if len(kept.kubeconfigs) != 1 {
+		t.Errorf("kept %d kubeconfigs; want team-a's alone", len(kept.kubeconfigs))
 	}
 	child, err := parent.Connect(context.Background(), children[0])
 	if err != nil {

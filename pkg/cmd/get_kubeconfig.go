@@ -239,11 +239,11 @@ func (o *GetKubeconfigOptions) argoCD(ctx context.Context, target *fleet.Target[
 	case secret == nil:
 		return fmt.Errorf("%s not found in %s", src, fleet.DescribePath(target.ParentPath))
 	}
-	if _, err := argocd.Config(o.policy(), src, secret.Data); err != nil {
-		return err
-	}
 	cfg, err := argocd.Kubeconfig(src, secret.Data)
 	if err != nil {
+		return err
+	}
+	if _, err := argocd.Check(o.policy(), src, cfg); err != nil {
 		return err
 	}
 	name := target.Child.Name

@@ -69,23 +69,12 @@ func (p probeFunc[C]) Read(ctx context.Context, c C) (func(*Node), error) {
 }
 
 // Edge is one way a parent reaches a child: the object on the parent that
-// names the child, of one edge source.
-type Edge struct {
-	// Kind is the edge source: "capi".
-	Kind string `json:"kind"`
-	// Namespace and Name of the object on the parent: for capi, the
-	// Cluster object.
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
+// names the child, with the edge source as Kind ("capi", "argocd") and the
+// object's Namespace and Name (for capi, the Cluster object).
+type Edge ObjectRef
 
 // String is "capi ns/name".
-func (e Edge) String() string {
-	if e.Namespace == "" {
-		return e.Kind + " " + e.Name
-	}
-	return e.Kind + " " + e.Namespace + "/" + e.Name
-}
+func (e Edge) String() string { return ObjectRef(e).String() }
 
 // Child is what a parent says about a child cluster: its CAPI Cluster
 // object, for the capi edge.
@@ -536,7 +525,7 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 	}
 	if partial != nil {
 		for kind, err := range partial.Failed {
-			node.probeError(partial.probeName(kind), err)
+			node.probeError("edges/"+kind, err)
 		}
 	}
 	return reading[C]{conn: conn, identity: identity, children: children}
@@ -623,7 +612,3 @@ func (e *PartialChildren) Error() string {
 	}
 	return strings.Join(msgs, "; ")
 }
-
-// probeName is the name under which a failed edge source is a node's
-// probe error: "edges/argocd".
-func (e *PartialChildren) probeName(kind string) string { return "edges/" + kind }

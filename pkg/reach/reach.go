@@ -40,10 +40,12 @@ type Source interface {
 // Found is a child a source found, and how to reach it.
 type Found struct {
 	Child fleet.Child
-	// Endpoint is where the child's credentials lead (EndpointOf), when
-	// the source knows it before connecting: children of one parent with
-	// the same endpoint are one cluster, reached by several edges.
-	Endpoint string
+	// Endpoint, when set, says where the child's credentials lead
+	// (EndpointOf; "" when the source cannot tell before connecting):
+	// children of one parent with the same endpoint are one cluster,
+	// reached by several edges. It is called only when another source
+	// found children too, so a fleet of one edge kind pays nothing for it.
+	Endpoint func() string
 	// Config returns the client configuration that reaches the child by
 	// this edge: made of what the parent holds, through policy (the
 	// connector's, one for every source).
@@ -159,6 +161,12 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 	if len(fatal) > 0 {
 		return nil, errors.Join(fatal...)
 	}
+	sources := 0
+	for _, fs := range found {
+		if len(fs) > 0 {
+			sources++
+		}
+	}
 	var children []fleet.Child
 	reach := map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error){}
 	byEndpoint := map[string]int{}
@@ -167,16 +175,20 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 			for _, e := range f.Child.Edges {
 				reach[e] = f.Config
 			}
+			endpoint := ""
+			if sources > 1 && f.Endpoint != nil {
+				endpoint = f.Endpoint()
+			}
 			// One node per cluster: a child whose endpoint an earlier
 			// source's child has is that child, by one more edge. Two
 			// objects of one source are two clusters, as the source says
 			// (two CAPI Clusters whose kubeconfigs name one server).
-			if i, ok := byEndpoint[f.Endpoint]; ok && f.Endpoint != "" && !hasKind(children[i].Edges, f.Child.Edges) {
+			if i, ok := byEndpoint[endpoint]; ok && endpoint != "" && !hasKind(children[i].Edges, f.Child.Edges) {
 				children[i].Edges = append(children[i].Edges, f.Child.Edges...)
 				continue
 			}
-			if _, seen := byEndpoint[f.Endpoint]; !seen && f.Endpoint != "" {
-				byEndpoint[f.Endpoint] = len(children)
+			if _, seen := byEndpoint[endpoint]; !seen && endpoint != "" {
+				byEndpoint[endpoint] = len(children)
 			}
 			children = append(children, f.Child)
 		}
@@ -245,9 +257,9 @@ func (j joined) Error() string {
 
 func (j joined) Unwrap() []error { return j }
 
-// ConnectWith checks a kubeconfig read from src against the policy and
+// connectWith checks a kubeconfig read from src against the policy and
 // connects to the cluster it names.
-func (c *Cluster) ConnectWith(src kubeconfig.Source, data []byte) (*Cluster, error) {
+func (c *Cluster) connectWith(src kubeconfig.Source, data []byte) (*Cluster, error) {
 	cfg, err := c.connector.Policy.RESTConfig(src, data)
 	if err != nil {
 		return nil, err
@@ -295,7 +307,7 @@ func (c *Cluster) ConnectSecret(ctx context.Context, namespace, name, key string
 	for _, k := range keys {
 		if data, ok := secret.Data[k]; ok {
 			src.Key = k
-			return c.ConnectWith(src, data)
+			return c.connectWith(src, data)
 		}
 	}
 	src.Key = keys[0]

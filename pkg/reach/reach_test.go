@@ -131,7 +131,7 @@ type endpointSource struct{ source }
 func (s endpointSource) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
 	found, err := s.source.Children(ctx, conn, connect)
 	for i := range found {
-		found[i].Endpoint = reach.EndpointOf("https://one.example", []byte("CA"))
+		found[i].Endpoint = func() string { return reach.EndpointOf("https://one.example", []byte("CA")) }
 	}
 	return found, err
 }
