@@ -555,7 +555,10 @@ func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, cl
 
 // waitFluxSettled waits until every GitRepository and Kustomization of s's
 // spec has been reconciled once by the real controllers: its Ready
-// condition says True or False, whichever the spec leads to.
+// condition says True or False, whichever the spec leads to, and a
+// Kustomization with no dependencies has applied a revision of its source
+// (a first Ready False that only says the source has no artifact yet is
+// not settled: what the Kustomization applies would still be missing).
 func waitFluxSettled(ctx context.Context, m *server) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -565,9 +568,14 @@ func waitFluxSettled(ctx context.Context, m *server) error {
 			client.Object
 			GetConditions() []metav1.Condition
 		}
+		attempted := func() bool { return true }
 		switch s.Kind {
 		case kustomizev1.KustomizationKind:
-			obj = &kustomizev1.Kustomization{}
+			ks := &kustomizev1.Kustomization{}
+			obj = ks
+			if len(s.DependsOn) == 0 {
+				attempted = func() bool { return ks.Status.LastAttemptedRevision != "" }
+			}
 		case sourcev1.GitRepositoryKind:
 			obj = &sourcev1.GitRepository{}
 		default:
@@ -578,7 +586,7 @@ func waitFluxSettled(ctx context.Context, m *server) error {
 				return false, nil //nolint:nilerr // retried until the deadline
 			}
 			c := apimeta.FindStatusCondition(obj.GetConditions(), fluxmeta.ReadyCondition)
-			return c != nil && c.Status != metav1.ConditionUnknown, nil
+			return c != nil && c.Status != metav1.ConditionUnknown && attempted(), nil
 		})
 		if err != nil {
 			return fmt.Errorf("cluster %q: %s %s/%s was not reconciled by the Flux controllers: %w", m.spec.Name, s.Kind, s.Namespace, s.Name, err)
