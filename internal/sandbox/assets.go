@@ -16,7 +16,9 @@ const ModulePath = "github.com/kubectl-fleet/kubectl-fleet"
 type Assets struct {
 	KubeAPIServer string
 	Etcd          string
-	// CRDDir holds the CAPI and Flux CRDs installed on every apiserver.
+	// CRDDir holds the CAPI and Flux CRDs installed on every apiserver,
+	// and in its subdirectory ocm the Open Cluster Management CRDs
+	// installed on hubs (ocmHub) only.
 	CRDDir string
 	// GitReposDir holds the fixture repositories the git server serves.
 	GitReposDir string

@@ -8,5 +8,8 @@
 // objects are created with the status the spec gives them. A child whose
 // kubeconfig is a fault (missing, garbage, exec, tokenfile, unreachable,
 // forbidden, cycle) has no apiserver of its own: only its Secret is made
-// to fail the way the fault says. docs/sandbox.md describes the spec.
+// to fail the way the fault says. A parent may reach a child by other
+// edges too, or instead: an Argo CD cluster Secret, or, on an Open Cluster
+// Management hub, a ManagedCluster and the token of a ManagedServiceAccount.
+// docs/sandbox.md describes the spec.
 package sandbox

@@ -15,6 +15,7 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("name: r\nclusters: [{name: a, count: 3, clusters: [{name: b, rbac: no-secrets}]}]\n"))
+	f.Add([]byte("name: r\nocmHub: true\nclusters: [{name: a, edges: [capi, ocm], ocm: {clusterSet: blue, available: Unknown}, ocmHub: true, clusters: [{name: b, edges: [ocm], kubeconfig: forbidden}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return

@@ -58,6 +58,11 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 	if err := createBulk(ctx, s.client, s.spec.FluxObjects); err != nil {
 		return err
 	}
+	if s.spec.OCMHub {
+		if err := createLocalCluster(ctx, s); err != nil {
+			return err
+		}
+	}
 	for i := range s.spec.Flux {
 		if err := f.createFlux(ctx, s, &s.spec.Flux[i]); err != nil {
 			return err
@@ -77,7 +82,8 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 
 // populateChild creates, on its parent's server, what reaches a child by
 // each of its edges: its Cluster object and kubeconfig Secrets (capi), its
-// Argo CD cluster Secret (argocd).
+// Argo CD cluster Secret (argocd), its ManagedCluster and
+// ManagedServiceAccount (ocm).
 func (f *Fleet) populateChild(ctx context.Context, parent *server, child *ClusterSpec) error {
 	if child.hasEdge(EdgeArgoCD) {
 		value, err := f.argoCDKubeconfig(parent, child)
@@ -88,9 +94,20 @@ func (f *Fleet) populateChild(ctx context.Context, parent *server, child *Cluste
 			return err
 		}
 	}
+	if child.hasEdge(EdgeOCM) {
+		if err := f.populateOCM(ctx, parent, child); err != nil {
+			return fmt.Errorf("ocm: %w", err)
+		}
+	}
 	if !child.hasEdge(EdgeCAPI) {
 		return nil
 	}
+	return f.populateCAPI(ctx, parent, child)
+}
+
+// populateCAPI creates on the parent child's Cluster object, its machines
+// and its kubeconfig Secrets.
+func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *ClusterSpec) error {
 	if err := createCluster(ctx, parent.client, child); err != nil {
 		return err
 	}
@@ -146,22 +163,8 @@ func (f *Fleet) createUserSecret(ctx context.Context, parent *server, child *Clu
 // (and patches Flux objects) as child.RBAC allows: everything but Secrets,
 // or everything but HelmReleases.
 func restrictedKubeconfig(ctx context.Context, s *server, child *ClusterSpec) ([]byte, error) {
-	group := "fleet-" + child.RBAC
-	read := []string{"get", "list", "watch"}
-	core := []string{"namespaces", "configmaps"}
-	fluxGroups := []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"}
-	switch child.RBAC {
-	case RBACNoSecrets:
-	case RBACNoHelmReleases:
-		core = append(core, "secrets")
-		fluxGroups = fluxGroups[:2]
-	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: group}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: core, Verbs: read},
-		{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"*"}, Verbs: read},
-		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: read},
-		{APIGroups: fluxGroups, Resources: []string{"*"}, Verbs: append(read, "patch", "update")},
-	}}
+	role := restrictedRole(child.RBAC)
+	group := role.Name
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: group},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: group},
 		Subjects: []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: group}}}
@@ -175,6 +178,26 @@ func restrictedKubeconfig(ctx context.Context, s *server, child *ClusterSpec) ([
 		return nil, err
 	}
 	return kubeconfigFor(child.Name, cfg, nil)
+}
+
+// restrictedRole is the ClusterRole fleet-<rbac> of the users (and the
+// ocm edge's ServiceAccounts) whose rights rbac restricts.
+func restrictedRole(rbac string) *rbacv1.ClusterRole {
+	read := []string{"get", "list", "watch"}
+	core := []string{"namespaces", "configmaps"}
+	fluxGroups := []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"}
+	switch rbac {
+	case RBACNoSecrets:
+	case RBACNoHelmReleases:
+		core = append(core, "secrets")
+		fluxGroups = fluxGroups[:2]
+	}
+	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-" + rbac}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: core, Verbs: read},
+		{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"*"}, Verbs: read},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: read},
+		{APIGroups: fluxGroups, Resources: []string{"*"}, Verbs: append(read, "patch", "update")},
+	}}
 }
 
 // createBulk creates n ready Kustomizations in flux-system, bulk-00001 on.
@@ -224,8 +247,10 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 // create makes obj, then writes status into it through the status
 // subresource, which ignores status on create.
 func create(ctx context.Context, c client.Client, obj client.Object, setStatus func()) error {
-	if err := ensureNamespace(ctx, c, obj.GetNamespace()); err != nil {
-		return err
+	if ns := obj.GetNamespace(); ns != "" { // "": a cluster-scoped object
+		if err := ensureNamespace(ctx, c, ns); err != nil {
+			return err
+		}
 	}
 	kind := fmt.Sprintf("%T", obj)
 	if err := c.Create(ctx, obj); err != nil {

@@ -158,7 +158,7 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 		opts.StartTimeout = 2 * time.Minute
 	}
 	f := &Fleet{Spec: spec, Members: map[string]*Member{}, servers: map[string]*server{}, scheme: runtime.NewScheme()}
-	if err := errors.Join(clientgoscheme.AddToScheme(f.scheme), clusterv1.AddToScheme(f.scheme), kcpv1.AddToScheme(f.scheme), flux.AddToScheme(f.scheme)); err != nil {
+	if err := errors.Join(clientgoscheme.AddToScheme(f.scheme), clusterv1.AddToScheme(f.scheme), kcpv1.AddToScheme(f.scheme), flux.AddToScheme(f.scheme), addOCMToScheme(f.scheme)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
 	}
 	if f.Dir, err = filepath.Abs(opts.Dir); err != nil {
@@ -268,8 +268,12 @@ func childKeys(c *ClusterSpec) []fleet.Child {
 	keys := make([]fleet.Child, len(c.Clusters))
 	for i, ch := range c.Clusters {
 		keys[i] = fleet.Child{Name: ch.Name, Namespace: ch.Namespace}
-		if !ch.hasEdge(EdgeCAPI) { // seen as its Argo CD cluster Secret
+		switch {
+		case ch.hasEdge(EdgeCAPI):
+		case ch.hasEdge(EdgeArgoCD): // seen as its Argo CD cluster Secret
 			keys[i].Namespace = ArgoCDNamespace
+		default: // seen as its ManagedCluster, whose namespace on the hub bears its name
+			keys[i].Namespace = ch.Name
 		}
 	}
 	return keys
@@ -306,6 +310,13 @@ func (f *Fleet) startAPIServers(opts Options) error {
 		}
 		if s.spec.NoCRDs {
 			s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing = nil, false
+		}
+		if s.spec.OCMHub {
+			dir := ocmCRDDir(opts.Assets.CRDDir)
+			if !fileExists(dir) {
+				return fmt.Errorf("%w: cluster %q is an ocmHub, and the OCM CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
 		}
 		s.env.ControlPlane.GetAPIServer().Path = apiserver
 		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd}
@@ -564,7 +575,7 @@ func freePorts(n int) ([]int, error) {
 // ready; on a real cluster the controllers' watches have long built them.
 // client-go waits out the 429s here, so that no command pays for them.
 func (f *Fleet) warmCaches(ctx context.Context) error {
-	lists := func() []client.ObjectList {
+	lists := func(s *server) []client.ObjectList {
 		out := []client.ObjectList{&corev1.SecretList{}, &clusterv1.ClusterList{}}
 		// Every kind a command lists: the walk's, and drift's HelmCharts.
 		for _, k := range flux.Kinds() {
@@ -572,10 +583,13 @@ func (f *Fleet) warmCaches(ctx context.Context) error {
 				out = append(out, l)
 			}
 		}
+		if s.spec.OCMHub {
+			out = append(out, ocmLists()...)
+		}
 		return out
 	}
 	return concurrently(f.serverList(), func(s *server) error {
-		return concurrently(lists(), func(l client.ObjectList) error {
+		return concurrently(lists(s), func(l client.ObjectList) error {
 			err := s.client.List(ctx, l, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}})
 			if err != nil && (!s.spec.NoCRDs || !apimeta.IsNoMatchError(err)) {
 				return fmt.Errorf("cluster %q: failed to warm the watch cache: %w", s.spec.Name, err)

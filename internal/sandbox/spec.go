@@ -75,8 +75,17 @@ type ClusterSpec struct {
 	// Edges are how the parent reaches the cluster (default [capi]): capi
 	// is a Cluster object and its <name>-kubeconfig Secret; argocd an Argo
 	// CD cluster Secret cluster-<name> in namespace argocd, whose config
-	// holds a user of its own.
+	// holds a user of its own; ocm an Open Cluster Management
+	// ManagedCluster <name> and the token Secret of a
+	// ManagedServiceAccount in namespace <name>, on a parent with ocmHub.
 	Edges []string `json:"edges,omitempty"`
+	// OCM is what an ocm edge's hub knows of the cluster; only with that
+	// edge, and filled with defaults when it has one.
+	OCM *OCMSpec `json:"ocm,omitempty"`
+	// OCMHub makes the cluster an Open Cluster Management hub: the OCM
+	// CRDs on its apiserver, and its own ManagedCluster local-cluster.
+	// Its children may then have the ocm edge.
+	OCMHub bool `json:"ocmHub,omitempty"`
 	// UserKubeconfig adds the user kubeconfig Secret an infrastructure
 	// provider writes: "capa" (<name>-user-kubeconfig, exec aws eks
 	// get-token) or "capz" (<name>-kubeconfig-user, exec kubelogin).
@@ -270,11 +279,13 @@ func faults() []string {
 // checkEdges checks c's edges against its kubeconfig fault.
 func checkEdges(c *ClusterSpec, where string) error {
 	for _, e := range c.Edges {
-		if e != EdgeCAPI && e != EdgeArgoCD {
-			return fmt.Errorf("%s: edge %q is not capi or argocd", where, e)
+		if e != EdgeCAPI && e != EdgeArgoCD && e != EdgeOCM {
+			return fmt.Errorf("%s: edge %q is not capi, argocd or ocm", where, e)
 		}
 	}
 	switch {
+	case c.hasEdge(EdgeOCM) && !slices.Contains(ocmFaults(), c.Kubeconfig):
+		return fmt.Errorf("%s: kubeconfig %q is no fault of an ocm edge, which takes %s", where, c.Kubeconfig, strings.Join(ocmFaults(), ", "))
 	case c.Kubeconfig == KubeconfigMissing && c.hasEdge(EdgeArgoCD):
 		return fmt.Errorf("%s: kubeconfig missing is a CAPI Cluster without its Secret: an argocd edge is its Secret", where)
 	case (c.Kubeconfig == KubeconfigAWSAuth || c.Kubeconfig == KubeconfigInsecure || c.Kubeconfig == KubeconfigProxy) && c.hasEdge(EdgeCAPI):
@@ -323,8 +334,11 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPZ {
 			return fmt.Errorf("%s: userKubeconfig %q is not capa or capz", where, c.UserKubeconfig)
 		}
-		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil) {
-			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server nor latency", where, c.Kubeconfig)
+		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil || c.OCMHub) {
+			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency nor an ocmHub", where, c.Kubeconfig)
+		}
+		if err := checkOCM(c, where); err != nil {
+			return err
 		}
 		if c.RBAC != "" && c.RBAC != RBACNoSecrets && c.RBAC != RBACNoHelmReleases {
 			return fmt.Errorf("%s: rbac %q is not %s or %s", where, c.RBAC, RBACNoSecrets, RBACNoHelmReleases)
@@ -332,8 +346,8 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.RBAC != "" && (c.Kubeconfig != KubeconfigValid || c.SharedServer) {
 			return fmt.Errorf("%s: rbac needs a valid kubeconfig and a server of its own", where)
 		}
-		if c.NoCRDs && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.FluxObjects > 0 || c.FluxControllers) {
-			return fmt.Errorf("%s: a cluster with noCRDs can hold neither clusters nor flux objects", where)
+		if c.NoCRDs && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.FluxObjects > 0 || c.FluxControllers || c.OCMHub) {
+			return fmt.Errorf("%s: a cluster with noCRDs can hold neither clusters, flux objects nor an ocmHub", where)
 		}
 		if c.Count < 0 {
 			return fmt.Errorf("%s: count %d is negative", where, c.Count)
@@ -347,6 +361,12 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	}
 	if root && (c.Count != 0 || c.SharedServer || c.Latency != nil) {
 		return fmt.Errorf("%s: the root cluster takes neither count, sharedServer nor latency: it is the one your kubeconfig reaches", where)
+	}
+	if root && (len(c.Edges) > 0 || c.OCM != nil) {
+		return fmt.Errorf("%s: the root cluster takes neither edges nor ocm: no parent reaches it, your kubeconfig does", where)
+	}
+	if root && c.NoCRDs && c.OCMHub {
+		return fmt.Errorf("%s: a cluster with noCRDs cannot be an ocmHub", where)
 	}
 	var errs []error
 	for i := range c.Flux {
@@ -384,12 +404,21 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if err := addSources(c); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", where, err))
 	}
-	seen := map[string]bool{}
+	seen, managed := map[string]bool{}, map[string]bool{}
 	for i := range c.Clusters {
 		child := &c.Clusters[i]
 		if err := check(child, version, where+"/"+child.Name, false); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if child.hasEdge(EdgeOCM) && !c.OCMHub {
+			errs = append(errs, fmt.Errorf("%s/%s: the ocm edge needs a hub: give its parent %s ocmHub: true", where, child.Name, c.Name))
+		}
+		if child.hasEdge(EdgeOCM) {
+			if managed[child.Name] {
+				errs = append(errs, fmt.Errorf("%s: two clusters named %s have the ocm edge: a ManagedCluster has no namespace", where, child.Name))
+			}
+			managed[child.Name] = true
 		}
 		key := child.Namespace + "/" + child.Name
 		if seen[key] {

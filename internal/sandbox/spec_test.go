@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,22 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 		{"a latency that is no duration", "name: mom\nclusters: [{name: a, latency: fast}]", "failed to decode"},
 		{"latency on a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, latency: 50ms}]", "has no apiserver"},
 		{"a count on the root", "name: mom\ncount: 3", "the root cluster takes neither count, sharedServer nor latency"},
+		{"an unknown edge", "name: mom\nclusters: [{name: a, edges: [acm]}]", `mom/a: edge "acm" is not capi, argocd or ocm`},
+		{"an ocm edge without a hub", "name: mom\nclusters: [{name: a, edges: [ocm]}]", "mom/a: the ocm edge needs a hub: give its parent mom ocmHub: true"},
+		{"an ocm edge under a hub's child that is none", "name: mom\nocmHub: true\nclusters: [{name: a, clusters: [{name: b, edges: [capi, ocm]}]}]", "mom/a/b: the ocm edge needs a hub: give its parent a ocmHub: true"},
+		{"ocm without the ocm edge", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [capi], ocm: {clusterSet: blue}}]", "mom/a: ocm is what an ocm edge's hub knows of the cluster: give edges with ocm"},
+		{"a fault the ocm edge does not take", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [capi, ocm], kubeconfig: exec}]", `mom/a: kubeconfig "exec" is no fault of an ocm edge, which takes valid, missing, garbage, unreachable, forbidden`},
+		{"an Argo CD fault on an ocm edge", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [argocd, ocm], kubeconfig: awsauth}]", `kubeconfig "awsauth" is no fault of an ocm edge`},
+		{"an unknown availability", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [ocm], ocm: {available: Maybe}}]", `mom/a: ocm: available "Maybe" is not one of True, False, Unknown`},
+		{"a clusterSet that is no name", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [ocm], ocm: {clusterSet: Blue_1}}]", `mom/a: ocm: clusterSet "Blue_1"`},
+		{"a serviceAccount that is no name", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [ocm], ocm: {serviceAccount: -x}}]", `mom/a: ocm: serviceAccount "-x"`},
+		{"an ocm cluster whose name is no namespace", "name: mom\nocmHub: true\nclusters: [{name: Team_A, edges: [ocm]}]", `mom/Team_A: a cluster the ocm edge reaches names a namespace on its hub: "Team_A"`},
+		{"the hub's own name", "name: mom\nocmHub: true\nclusters: [{name: local-cluster, edges: [ocm]}]", "mom/local-cluster: local-cluster is the hub's own ManagedCluster"},
+		{"the forbidden fault's ServiceAccount", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [ocm], ocm: {serviceAccount: fleet-no-rights}}]", `serviceAccount "fleet-no-rights" is the ServiceAccount without rights of forbidden faults`},
+		{"two ManagedClusters of one name", "name: mom\nocmHub: true\nclusters: [{name: a, namespace: one, edges: [ocm]}, {name: a, namespace: two, edges: [capi, ocm]}]", "mom: two clusters named a have the ocm edge: a ManagedCluster has no namespace"},
+		{"a hub with a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, ocmHub: true}]", "has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency nor an ocmHub"},
+		{"a hub without CRDs", "name: mom\nclusters: [{name: a, noCRDs: true, ocmHub: true}]", "mom/a: a cluster with noCRDs can hold neither clusters, flux objects nor an ocmHub"},
+		{"ocm on the root", "name: mom\nocm: {clusterSet: blue}", "mom: the root cluster takes neither edges nor ocm"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +91,45 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 				t.Errorf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseSpecFillsOCMDefaults(t *testing.T) {
+	spec, err := sandbox.ParseSpec([]byte(`
+name: hub
+version: v1.35.2
+ocmHub: true
+clusters:
+  - name: edge-1
+    edges: [ocm]
+  - name: edge-2
+    version: v1.34.1
+    edges: [capi, ocm]
+    ocm: {accepted: false, available: Unknown, clusterSet: blue, serviceAccount: reader}
+  - name: team-a
+    ocmHub: true
+    clusters:
+      - {name: far, edges: [ocm], ocm: {version: v1.33.0}, kubeconfig: forbidden}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edge1, edge2, far := spec.Clusters[0].OCM, spec.Clusters[1].OCM, spec.Clusters[2].Clusters[0].OCM
+	if edge1 == nil || edge2 == nil || far == nil || spec.Clusters[2].OCM != nil {
+		t.Fatalf("ocm specs: %v %v %v, and team-a, reached by capi alone, %v", edge1, edge2, far, spec.Clusters[2].OCM)
+	}
+	checks := []struct{ what, got, want string }{
+		{"accepted", fmt.Sprint(*edge1.Accepted, *edge2.Accepted), "true false"},
+		{"joined", fmt.Sprint(*edge1.Joined, *edge2.Joined), "true true"},
+		{"available", edge1.Available + " " + edge2.Available, "True Unknown"},
+		{"clusterSet", edge1.ClusterSet + "|" + edge2.ClusterSet, "|blue"},
+		{"version: the cluster's, declared or inherited, or its own", edge1.Version + " " + edge2.Version + " " + far.Version, "v1.35.2 v1.34.1 v1.33.0"},
+		{"serviceAccount", edge1.ServiceAccount + " " + edge2.ServiceAccount, sandbox.DefaultOCMServiceAccount + " reader"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/ocm"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 )
 
@@ -28,18 +30,18 @@ import (
 const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
 
 // connector builds the connector of this invocation: the edge sources
-// (capi, argocd), the kinds every command reads (core, CAPI, Flux), no discovery,
+// (capi, argocd, ocm), the kinds every command reads (core, CAPI, Flux, OCM), no discovery,
 // and the request log when KUBECTL_FLEET_REQUEST_LOG asks for it.
 func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, error) {
 	s := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(s), capi.AddToScheme(s), flux.AddToScheme(s)); err != nil {
+	if err := errors.Join(clientgoscheme.AddToScheme(s), capi.AddToScheme(s), flux.AddToScheme(s), ocm.AddToScheme(s)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
 	}
-	apis := append(append(kube.CoreAPIs(), capi.APIs()...), flux.APIs()...)
+	apis := slices.Concat(kube.CoreAPIs(), capi.APIs(), flux.APIs(), ocm.APIs())
 	if o.Getenv(envRequestLog) != "" && o.requests == nil {
 		o.requests = kube.NewRequestLog()
 	}
-	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}, argocd.Source{}}, Kube: kube.NewConnector(s, apis, kube.Options{
+	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}, argocd.Source{}, ocm.Source{ServiceAccount: o.OCMServiceAccount}}, Kube: kube.NewConnector(s, apis, kube.Options{
 		UserAgent: "kubectl-fleet/" + version.Get().Version,
 		Requests:  o.requests,
 	})}, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/ocm"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 )
 
@@ -162,8 +164,11 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if e, ok := argoCDOnly(target.Child); ok {
+	switch e := notByCAPI(target.Child); e.Kind {
+	case argocd.Edge:
 		return o.argoCD(ctx, target, e)
+	case ocm.Edge:
+		return o.ocm(ctx, target, e)
 	}
 	names := []string{capi.KubeconfigSecretName(target.Child.Name)}
 	if o.User {
@@ -206,21 +211,13 @@ func (o *GetKubeconfigOptions) handOut(target *fleet.Target[*reach.Cluster], src
 	return err
 }
 
-// argoCDOnly is the Argo CD edge of a child that no CAPI Cluster reaches.
-func argoCDOnly(child fleet.Child) (fleet.Edge, bool) {
-	var argo *fleet.Edge
-	for i, e := range child.Edges {
-		switch e.Kind {
-		case capi.Edge:
-			return fleet.Edge{}, false
-		case argocd.Edge:
-			argo = &child.Edges[i]
-		}
+// notByCAPI is the first edge of a child that no CAPI Cluster reaches;
+// the zero Edge when one does.
+func notByCAPI(child fleet.Child) fleet.Edge {
+	if slices.ContainsFunc(child.Edges, func(e fleet.Edge) bool { return e.Kind == capi.Edge }) || len(child.Edges) == 0 {
+		return fleet.Edge{}
 	}
-	if argo == nil {
-		return fleet.Edge{}, false
-	}
-	return *argo, true
+	return child.Edges[0]
 }
 
 // argoCD hands out the kubeconfig of a cluster reached by its Argo CD
@@ -246,6 +243,30 @@ func (o *GetKubeconfigOptions) argoCD(ctx context.Context, target *fleet.Target[
 	if _, err := argocd.Check(o.policy(), src, cfg); err != nil {
 		return err
 	}
+	return o.handOutConfig(target, src, cfg)
+}
+
+// ocm hands out the kubeconfig of a cluster reached by its OCM
+// ManagedCluster e alone: its URL and CA, and the token of the
+// ManagedServiceAccount the walk uses (--ocm-service-account), after the
+// policy's checks.
+func (o *GetKubeconfigOptions) ocm(ctx context.Context, target *fleet.Target[*reach.Cluster], e fleet.Edge) error {
+	if o.User {
+		return fmt.Errorf("cluster %s has no user kubeconfig: its parent reaches it by the OCM ManagedCluster %s alone", target.Path, e.Name)
+	}
+	mc, cfg, src, err := ocm.Kubeconfig(ctx, target.Parent.Kube(), e.Name, o.OCMServiceAccount)
+	if err != nil {
+		return err
+	}
+	if _, err := ocm.Check(o.policy(), mc, cfg); err != nil {
+		return err
+	}
+	return o.handOutConfig(target, src, cfg)
+}
+
+// handOutConfig hands out cfg, made of what src holds, with its entries
+// named after the cluster.
+func (o *GetKubeconfigOptions) handOutConfig(target *fleet.Target[*reach.Cluster], src kubeconfig.Source, cfg *clientcmdapi.Config) error {
 	name := target.Child.Name
 	kc := clientcmdapi.NewConfig()
 	for _, c := range cfg.Contexts {

@@ -1,40 +1,187 @@
 package cmd_test
 
 import (
+	"context"
 	"encoding/base64"
 	"os"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/ocm"
 )
 
-// The hub's tree: a node per cluster, each reached by its Argo CD cluster
-// Secret; team-a, reached by its CAPI Cluster and by Argo CD, is one node
-// listing both edges; each refused credential is an error on its node.
+// The hub's tree: a node per cluster, however many edges reach it: aws,
+// a CAPI Cluster imported into OCM and registered in Argo CD, is one node
+// listing its three edges; its tenant team-a, by CAPI and Argo CD, one
+// node with two. OCM's clusters show what the hub reports of them; each
+// refused credential and each cluster the hub cannot reach is an error on
+// its node.
 func TestHubTreeHasOneNodePerClusterAndItsEdges(t *testing.T) {
 	needFleets(t)
 	r := onFleet(t, hubFleet.get(t), "tree", "--color", "never")
-	if r.code != 3 || r.stderr != "error: 5 of 8 clusters could not be read completely; see their errors above\n" {
-		t.Errorf("exit %d, stderr %q; want 3 and the five refused", r.code, r.stderr)
+	if r.code != 3 || r.stderr != "error: 7 of 12 clusters could not be read completely; see their errors above\n" {
+		t.Errorf("exit %d, stderr %q; want 3 and the five refused, lost and pending", r.code, r.stderr)
 	}
 	golden.Assert(t, "tree/hub", scrub(r.stdout))
 
 	root := decode[fleet.Node](t, onFleet(t, hubFleet.get(t), "tree", "-o", "json"))
-	want := map[string]string{"edge-1": "argocd argocd/cluster-edge-1", "team-a": "capi tenants/team-a, argocd argocd/cluster-team-a"}
-	for _, c := range root.Children {
+	want := map[string]string{
+		"aws":        "capi masters/aws, argocd argocd/cluster-aws, ocm aws",
+		"aws/team-a": "capi tenants/team-a, argocd argocd/cluster-team-a",
+		"edge-1":     "argocd argocd/cluster-edge-1",
+		"prod-eu":    "ocm prod-eu",
+	}
+	root.Walk(func(n *fleet.Node) {
 		var edges []string
-		for _, e := range c.Edges {
+		for _, e := range n.Edges {
 			edges = append(edges, e.String())
 		}
-		if w, ok := want[c.Name]; ok && strings.Join(edges, ", ") != w {
-			t.Errorf("%s: edges %v; want %s", c.Name, edges, w)
+		if w, ok := want[n.Path]; ok && strings.Join(edges, ", ") != w {
+			t.Errorf("%s: edges %v; want %s", n.Path, edges, w)
 		}
+		delete(want, n.Path)
+	})
+	if len(want) > 0 {
+		t.Errorf("no node for %v", want)
+	}
+}
+
+// What the hub reports of each of its OCM clusters is on its node, beside
+// what the cluster itself says; a cluster OCM cannot reach says why.
+func TestOCMClustersShowWhatTheHubKnows(t *testing.T) {
+	needFleets(t)
+	root := decode[fleet.Node](t, onFleet(t, hubFleet.get(t), "tree", "-o", "json"))
+	want := map[string]struct {
+		reg  fleet.Registration
+		live string
+		err  string
+	}{
+		"aws":     {fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3", ClusterSet: "blue"}, "v1.36.3", ""},
+		"prod-eu": {fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0", ClusterSet: "red"}, "v1.36.3", ""},
+		"lost":    {fleet.Registration{Accepted: true, Available: "Unknown", Version: "v1.36.3", ClusterSet: "red"}, "", "connection refused"},
+		"pending": {fleet.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}, "", "no ManagedServiceAccount in namespace pending has a token Secret yet (kubectl-fleet)"},
+	}
+	for _, c := range root.Children {
+		w, ok := want[c.Path]
+		if !ok {
+			continue
+		}
+		delete(want, c.Path)
+		got := fleet.Registration{}
+		if c.OCM != nil {
+			got = *c.OCM
+		}
+		if got.Joined == "False" { // not joined: False or no condition at all
+			got.Joined = ""
+		}
+		if got != w.reg || c.LiveVersion != w.live || (w.err == "") != (c.Error == "") || !strings.Contains(c.Error, w.err) {
+			t.Errorf("%s: OCM %+v, live %q, error %q; want %+v, live %q, error %q", c.Path, got, c.LiveVersion, c.Error, w.reg, w.live, w.err)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no node for %v", want)
+	}
+}
+
+// --env picks the clusters of a ManagedClusterSet, as it picks those of a
+// provider.
+func TestEnvIsAlsoAClusterSet(t *testing.T) {
+	needFleets(t)
+	r := onFleet(t, hubFleet.get(t), "list", "--env", "red", "-o", "name")
+	if want := "lost\nprod-eu\n"; r.stdout != want || r.code != 3 {
+		t.Errorf("exit %d, stdout %q; want 3 (lost cannot be reached) and %q; stderr %s", r.code, r.stdout, want, r.stderr)
+	}
+	r = onFleet(t, hubFleet.get(t), "list", "--env", "blue", "-o", "name")
+	if want := "aws\naws/team-a\n"; r.stdout != want || r.code != 0 {
+		t.Errorf("exit %d, stdout %q; want 0 and %q; stderr %s", r.code, r.stdout, want, r.stderr)
+	}
+}
+
+// With two ManagedServiceAccounts that have a token for one cluster, the
+// walk does not guess: the cluster's node says so, and
+// --ocm-service-account picks one.
+func TestSeveralManagedServiceAccountsNeedAChoice(t *testing.T) {
+	needFleets(t)
+	f := hubFleet.get(t)
+	hub := f.Members[""].Client
+	ctx := t.Context()
+	msa := &unstructured.Unstructured{}
+	msa.SetGroupVersionKind(ocm.ManagedServiceAccountGVK())
+	if err := hub.Get(ctx, client.ObjectKey{Namespace: "prod-eu", Name: "kubectl-fleet"}, msa); err != nil {
+		t.Fatal(err)
+	}
+	token := &corev1.Secret{}
+	if err := hub.Get(ctx, client.ObjectKey{Namespace: "prod-eu", Name: "kubectl-fleet"}, token); err != nil {
+		t.Fatal(err)
+	}
+	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": msa.GetAPIVersion(), "kind": msa.GetKind(), "spec": msa.Object["spec"]}}
+	other.SetNamespace("prod-eu")
+	other.SetName("other")
+	if err := hub.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hub.Delete(context.Background(), other) })
+	otherToken := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod-eu", Name: "other", Labels: token.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: other.GetAPIVersion(), Kind: other.GetKind(), Name: "other", UID: other.GetUID()}}},
+		Data: token.Data,
+	}
+	if err := hub.Create(ctx, otherToken); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hub.Delete(context.Background(), otherToken) })
+
+	errorOf := func(args ...string) string {
+		t.Helper()
+		root := decode[fleet.Node](t, onFleet(t, f, append(args, "tree", "-o", "json", "--depth", "1")...))
+		for _, c := range root.Children {
+			if c.Path == "prod-eu" {
+				return c.Error
+			}
+		}
+		t.Fatalf("no node prod-eu")
+		return ""
+	}
+	if got, want := errorOf(), "several ManagedServiceAccounts in namespace prod-eu have a token: kubectl-fleet, other; choose one with --ocm-service-account"; !strings.Contains(got, want) {
+		t.Errorf("two ready: error %q; want %q", got, want)
+	}
+	if got := errorOf("--ocm-service-account", "other"); got != "" {
+		t.Errorf("--ocm-service-account other: error %q; want prod-eu reached", got)
+	}
+	if got, want := errorOf("--ocm-service-account", "nope"), "no ManagedServiceAccount nope in namespace prod-eu (--ocm-service-account): the namespace has kubectl-fleet, other"; !strings.Contains(got, want) {
+		t.Errorf("--ocm-service-account nope: error %q; want %q", got, want)
+	}
+	if r := onFleet(t, f, "tree", "--ocm-service-account", "Not_A_Name"); r.code != 1 || !strings.Contains(r.stderr, `invalid --ocm-service-account "Not_A_Name"`) {
+		t.Errorf("an invalid name: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// Reaching the hub's OCM clusters takes the hub two lists more, each read
+// once for all its clusters, and no read per cluster.
+func TestOCMReadsEachListOnce(t *testing.T) {
+	needFleets(t)
+	_, got := requestsOf(t, hubFleet.get(t), "tree", "-o", "json")
+	accounts, tokens := 0, 0
+	for req, n := range got[""] {
+		switch {
+		case strings.Contains(req, "/managedserviceaccounts"):
+			accounts += n
+		case strings.Contains(req, "is-managed-serviceaccount"):
+			tokens += n
+		case strings.Contains(req, "/namespaces/") && !strings.Contains(req, "/namespaces/kube-system?"):
+			t.Errorf("the hub was asked %dx %s", n, req)
+		}
+	}
+	if accounts != 1 || tokens != 1 {
+		t.Errorf("ManagedServiceAccounts listed %d times, their token Secrets %d times; want once each:\n%v", accounts, tokens, got[""])
 	}
 }
 
@@ -85,22 +232,35 @@ func TestArgoCDCredentialsAreRefusedOnTheirNode(t *testing.T) {
 			t.Errorf("a credential of cluster-edge-1 shows at -v=10: %.40q…", s)
 		}
 	}
+	token := &corev1.Secret{}
+	if err := f.Members[""].Client.Get(t.Context(), client.ObjectKey{Namespace: "prod-eu", Name: "kubectl-fleet"}, token); err != nil {
+		t.Fatal(err)
+	}
+	if tok := string(token.Data["token"]); tok == "" || strings.Contains(r.stdout+r.stderr, tok) {
+		t.Errorf("the token of ManagedServiceAccount prod-eu/kubectl-fleet is empty or shows at -v=10")
+	}
 }
 
 // describe of a hub lists the clusters it holds, by every edge; that of a
-// cluster reached by two edges says so.
+// cluster reached by several edges says so, and what OCM reports of it;
+// that of a master lists its tenants.
 func TestDescribeListsTheClustersItHolds(t *testing.T) {
 	needFleets(t)
 	r := onFleet(t, hubFleet.get(t), "describe", "/", "--color", "never")
 	for _, want := range []string{"Clusters (that it holds)\n", "edge-1  by argocd Secret argocd/cluster-edge-1\n",
-		"team-a  by capi Cluster tenants/team-a, argocd Secret argocd/cluster-team-a\n", "argo-exec  by argocd Secret argocd/cluster-argo-exec\n"} {
+		"aws  by capi Cluster masters/aws, argocd Secret argocd/cluster-aws, ocm ManagedCluster aws\n",
+		"prod-eu  by ocm ManagedCluster prod-eu\n", "argo-exec  by argocd Secret argocd/cluster-argo-exec\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("describe / does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
 		}
 	}
-	r = onFleet(t, hubFleet.get(t), "describe", "team-a", "--color", "never")
-	if want := "Reached:   by capi Cluster tenants/team-a, argocd Secret argocd/cluster-team-a\n"; !strings.Contains(r.stdout, want) {
-		t.Errorf("describe team-a does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
+	r = onFleet(t, hubFleet.get(t), "describe", "aws", "--color", "never")
+	for _, want := range []string{"Reached:   by capi Cluster masters/aws, argocd Secret argocd/cluster-aws, ocm ManagedCluster aws\n",
+		"OCM:       blue: available (accepted, joined True, available True, reports v1.36.3)\n",
+		"aws/team-a  by capi Cluster tenants/team-a, argocd Secret argocd/cluster-team-a\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("describe aws does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
+		}
 	}
 }
 
@@ -134,6 +294,39 @@ func TestGetKubeconfigOfAnArgoCDCluster(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal saying %q", r.code, r.stdout, r.stderr, want)
 	}
 	if r = onFleet(t, f, "get-kubeconfig", "edge-1", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the Argo CD cluster Secret argocd/cluster-edge-1 alone") {
+		t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// get-kubeconfig hands out the kubeconfig of a cluster that OCM alone
+// reaches: its URL and CA, the token of its ManagedServiceAccount; it
+// works. One with no token says so.
+func TestGetKubeconfigOfAnOCMCluster(t *testing.T) {
+	needFleets(t)
+	f := hubFleet.get(t)
+	r := onFleet(t, f, "get-kubeconfig", "prod-eu")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	cfg, err := clientcmd.Load([]byte(r.stdout))
+	if err != nil || cfg.CurrentContext != "prod-eu" {
+		t.Fatalf("not a kubeconfig of prod-eu: %v\n%s", err, r.stdout)
+	}
+	rest, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(rest, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}); err != nil {
+		t.Errorf("the kubeconfig handed out does not reach prod-eu: %v", err)
+	}
+	if r = onFleet(t, f, "get-kubeconfig", "pending"); r.code != 1 || !strings.Contains(r.stderr, "no ManagedServiceAccount in namespace pending has a token Secret yet") {
+		t.Errorf("pending: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r = onFleet(t, f, "get-kubeconfig", "prod-eu", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the OCM ManagedCluster prod-eu alone") {
 		t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -52,7 +52,7 @@ func TestListSaysWhenNothingMatches(t *testing.T) {
 func TestListRefusesUnknownEnvironments(t *testing.T) {
 	needFleets(t)
 	r := onFleet(t, demoFleet.get(t), "list", "--env", "gcp")
-	want := "error: no environment \"gcp\": no master has that name or provider; masters: aws (aws), azure (azure)\n"
+	want := "error: no environment \"gcp\": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)\n"
 	if r.code != 1 || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
 	}

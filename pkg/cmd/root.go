@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
@@ -31,6 +32,7 @@ const (
 	flagConcurrency = "concurrency"
 	flagDepth       = "depth"
 	flagAllowExec   = "allow-exec"
+	flagOCMAccount  = "ocm-service-account"
 )
 
 // Values of --color.
@@ -50,6 +52,9 @@ type RootOptions struct {
 	// AllowExec lists exec credential plugins, by absolute path, that
 	// kubeconfigs read from Secrets may run while walking.
 	AllowExec []string
+	// OCMServiceAccount names the ManagedServiceAccount whose token
+	// reaches the clusters of an OCM hub; empty, the only ready one.
+	OCMServiceAccount string
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
 
@@ -73,10 +78,12 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 		Use:   "kubectl-fleet",
 		Short: "See and operate a Cluster API + Flux fleet as one",
 		Long: templates.LongDesc(`
-			kubectl fleet walks a Cluster API fleet from the current context down:
-			every CAPI Cluster the cluster holds, through the CLUSTER-kubeconfig
-			Secret CAPI keeps beside it, to the clusters those hold, and so on. It
-			shows the whole fleet with CAPI and Flux health per cluster.
+			kubectl fleet walks a fleet from the current context down: every
+			cluster the cluster holds, to the clusters those hold, and so on. A
+			cluster holds others by CAPI Clusters (through the CLUSTER-kubeconfig
+			Secret CAPI keeps beside each), Argo CD cluster Secrets, and OCM
+			ManagedClusters (through the token of a ManagedServiceAccount). It
+			shows the whole fleet with CAPI, OCM and Flux health per cluster.
 
 			Kubeconfigs read from Secrets are untrusted: exec plugins,
 			auth-provider plugins and local file paths in them are refused.`),
@@ -92,6 +99,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 	o.ConfigFlags.AddFlags(flags)
 	flags.StringVar(&o.Color, flagColor, o.Color, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	flags.StringSliceVar(&o.AllowExec, flagAllowExec, nil, "Exec credential plugins, by absolute path, that kubeconfigs read from Secrets may run (comma-separated; refused otherwise)")
+	flags.StringVar(&o.OCMServiceAccount, flagOCMAccount, "", "The ManagedServiceAccount whose token reaches the clusters of an OCM hub (default: the only one with a token in the cluster's namespace)")
 	addKlogVerbosity(root)
 	completeValues(root, flagColor, colorAuto, colorAlways, colorNever)
 
@@ -144,7 +152,8 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	return exitCode(streams.ErrOut, err)
 }
 
-// validateShared checks the flags every command shares: --color and --allow-exec.
+// validateShared checks the flags every command shares: --color,
+// --allow-exec and --ocm-service-account.
 func (o *RootOptions) validateShared() error {
 	var errs []error
 	switch o.Color {
@@ -156,6 +165,9 @@ func (o *RootOptions) validateShared() error {
 		if !filepath.IsAbs(p) {
 			errs = append(errs, fmt.Errorf("invalid --%s %q: give the plugin's absolute path", flagAllowExec, p))
 		}
+	}
+	if o.OCMServiceAccount != "" && len(validation.IsDNS1123Subdomain(o.OCMServiceAccount)) > 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %q: give the name of a ManagedServiceAccount", flagOCMAccount, o.OCMServiceAccount))
 	}
 	return errors.Join(errs...)
 }

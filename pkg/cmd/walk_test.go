@@ -56,11 +56,14 @@ func requestsOf(t *testing.T, f *sandbox.Fleet, args ...string) (result, map[str
 
 // The reads the walk plans for every cluster it reaches, and nothing else:
 // its identity, its version, its CAPI Clusters, its Argo CD cluster
-// Secrets, each listed Flux kind, and, on a cluster that holds Clusters,
+// Secrets, its OCM ManagedClusters, each listed Flux kind, and, on a cluster that holds Clusters,
 // their kubeconfig Secrets in one list. Lists are served from the watch
 // cache (resourceVersion=0).
 // argoCDSecrets is the list of a cluster's Argo CD cluster Secrets.
 const argoCDSecrets = "GET /api/v1/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type%3Dcluster&resourceVersion=0"
+
+// ocmClusters is the list of a cluster's OCM ManagedClusters.
+const ocmClusters = "GET /apis/cluster.open-cluster-management.io/v1/managedclusters?resourceVersion=0"
 
 func plannedReads(managesClusters bool) map[string]int {
 	reads := map[string]int{
@@ -68,6 +71,7 @@ func plannedReads(managesClusters bool) map[string]int {
 		"GET /version": 1,
 		"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1,
 		argoCDSecrets: 1,
+		ocmClusters:   1,
 		"GET /apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?resourceVersion=0": 1,
 		"GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?resourceVersion=0":        1,
 		"GET /apis/source.toolkit.fluxcd.io/v1/gitrepositories?resourceVersion=0":   1,

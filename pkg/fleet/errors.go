@@ -48,7 +48,7 @@ func (e *PathError) Unwrap() error { return ErrPath }
 // EnvError says that an environment matched no master.
 type EnvError struct {
 	Env string
-	// Masters are the root's children, as "name (provider)".
+	// Masters are the root's children, as "name (provider, clusterset SET)".
 	Masters []string
 	// Cause is set when the root's children could not be read.
 	Cause string
@@ -61,7 +61,7 @@ func (e *EnvError) Error() string {
 	case len(e.Masters) == 0:
 		return fmt.Sprintf("no environment %q: the root cluster manages no clusters", e.Env)
 	}
-	return fmt.Sprintf("no environment %q: no master has that name or provider; masters: %s", e.Env, strings.Join(e.Masters, ", "))
+	return fmt.Sprintf("no environment %q: no master has that name, provider or OCM clusterset; masters: %s", e.Env, strings.Join(e.Masters, ", "))
 }
 
 // Unwrap makes errors.Is(err, ErrPath) true.
@@ -100,27 +100,39 @@ func matchChild(path, parent string, children []Child, segs []Segment, want Segm
 	return 0, perr
 }
 
-// matchEnv picks the masters of an environment: the one named env, or, where
-// no master has that name, those whose provider is env.
+// matchEnv picks the masters of an environment: the one named env, or,
+// where no master has that name, those whose provider is env and those of
+// the OCM ManagedClusterSet env.
 func matchEnv(env string, masters []Child) ([]int, error) {
-	var byName, byProvider []int
+	var byName, byKind []int
 	for i, m := range masters {
 		if m.Name == env {
 			byName = append(byName, i)
 		}
-		if m.Provider == env {
-			byProvider = append(byProvider, i)
+		if m.Provider == env || m.OCM != nil && m.OCM.ClusterSet == env {
+			byKind = append(byKind, i)
 		}
 	}
 	switch {
 	case len(byName) > 0:
 		return byName, nil
-	case len(byProvider) > 0:
-		return byProvider, nil
+	case len(byKind) > 0:
+		return byKind, nil
 	}
 	eerr := &EnvError{Env: env}
 	for _, m := range masters {
-		eerr.Masters = append(eerr.Masters, fmt.Sprintf("%s (%s)", m.Name, m.Provider))
+		var about []string
+		if m.Provider != "" {
+			about = append(about, m.Provider)
+		}
+		if m.OCM != nil && m.OCM.ClusterSet != "" {
+			about = append(about, "clusterset "+m.OCM.ClusterSet)
+		}
+		if len(about) == 0 {
+			eerr.Masters = append(eerr.Masters, m.Name)
+			continue
+		}
+		eerr.Masters = append(eerr.Masters, fmt.Sprintf("%s (%s)", m.Name, strings.Join(about, ", ")))
 	}
 	sort.Strings(eerr.Masters)
 	return nil, eerr

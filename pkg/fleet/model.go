@@ -54,8 +54,12 @@ type Node struct {
 	// the cluster's kubeconfig.
 	KubeconfigSecret string `json:"-"`
 	// Edges are the ways the parent reaches the cluster: its CAPI Cluster
-	// object, its Argo CD cluster Secret. The root has none.
+	// object, its Argo CD cluster Secret, its OCM ManagedCluster. The root
+	// has none.
 	Edges []Edge `json:"edges,omitempty"`
+	// OCM is what the parent, an Open Cluster Management hub, knows of the
+	// cluster; nil when the parent holds no ManagedCluster of it.
+	OCM *Registration `json:"ocm,omitempty"`
 	// Findings are the cluster's drift findings, when drift was asked for.
 	Findings []Finding `json:"findings,omitempty"`
 	// DeclaredIn is the file of a git checkout that declares the cluster's
@@ -67,6 +71,23 @@ type Node struct {
 	CycleOf *string `json:"cycleOf,omitempty"`
 	// Children are the clusters this cluster manages, sorted by name and namespace.
 	Children []*Node `json:"children"`
+}
+
+// Registration is what an Open Cluster Management hub reports of a
+// cluster it manages, from its ManagedCluster.
+type Registration struct {
+	// Accepted is spec.hubAcceptsClient: the hub lets the cluster's agent join.
+	Accepted bool `json:"accepted"`
+	// Joined and Available are the statuses of the ManagedClusterJoined and
+	// ManagedClusterConditionAvailable conditions: "True", "False",
+	// "Unknown", or empty when not reported.
+	Joined    string `json:"joined,omitempty"`
+	Available string `json:"available,omitempty"`
+	// Version is the Kubernetes version the cluster's agent reported
+	// (status.version.kubernetes).
+	Version string `json:"version,omitempty"`
+	// ClusterSet is the ManagedClusterSet the cluster belongs to.
+	ClusterSet string `json:"clusterSet,omitempty"`
 }
 
 // Replicas counts machines of a control plane or of the workers.

@@ -93,6 +93,8 @@ type Child struct {
 	KubeconfigSecret string
 	// Edges are the ways the parent reaches the child, tried in order.
 	Edges []Edge
+	// OCM is what the parent, an OCM hub, reports of the child.
+	OCM *Registration
 }
 
 // Options tune a walk.
@@ -588,6 +590,7 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 		Labels:           c.Labels,
 		KubeconfigSecret: c.KubeconfigSecret,
 		Edges:            c.Edges,
+		OCM:              c.OCM,
 		Children:         []*Node{},
 	}
 }

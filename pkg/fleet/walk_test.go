@@ -271,7 +271,7 @@ func TestWalkSelectsSeveralSubtrees(t *testing.T) {
 
 func TestWalkEnvErrorsListTheMasters(t *testing.T) {
 	_, err := fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1})
-	want := `no environment "gcp": no master has that name or provider; masters: aws (aws), azure (azure)`
+	want := `no environment "gcp": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)`
 	if !errors.Is(err, fleet.ErrPath) || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
@@ -633,5 +633,25 @@ func TestWalkCycleByEndpoint(t *testing.T) {
 	again := node.Children[0].Children[0]
 	if again.CycleOf == nil || *again.CycleOf != "liar" {
 		t.Errorf("the cluster at the same endpoint is not a cycle of liar: %+v", again)
+	}
+}
+
+// An environment is also an OCM ManagedClusterSet: the masters the hub
+// puts in that set, where no master bears the name.
+func TestWalkEnvByClusterSet(t *testing.T) {
+	root := momFleet()
+	root.children[0].OCM = &fleet.Registration{ClusterSet: "blue"} // azure
+	root.children[1].OCM = &fleet.Registration{ClusterSet: "blue"} // aws
+	res := walkResult(t, root, fleet.Options{Envs: []string{"blue"}, Depth: 0})
+	if diff := cmp.Diff([]string{"aws", "azure"}, nodePaths(res.Selected)); diff != "" {
+		t.Errorf("selected (-want +got):\n%s", diff)
+	}
+	if res.Root.Children[0].OCM == nil || res.Root.Children[0].OCM.ClusterSet != "blue" {
+		t.Errorf("the node lost its registration: %+v", res.Root.Children[0].OCM)
+	}
+	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Envs: []string{"red"}, Depth: -1})
+	want := `no environment "red": no master has that name, provider or OCM clusterset; masters: aws (aws, clusterset blue), azure (azure, clusterset blue)`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
 	}
 }

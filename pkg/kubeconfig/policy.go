@@ -21,7 +21,10 @@ var ErrInvalid = errors.New("invalid kubeconfig")
 
 // Source names where a kubeconfig came from, for error messages.
 type Source struct {
-	// Namespace and Name of the Secret.
+	// Kind of the object, when not a Secret (e.g. "ManagedCluster", whose
+	// fields give a cluster's URL and CA).
+	Kind string
+	// Namespace and Name of the Secret (or object of Kind).
 	Namespace, Name string
 	// Key is the data key of the Secret that holds the kubeconfig; "" when
 	// errors name fields by their path from the Secret's data.
@@ -29,7 +32,13 @@ type Source struct {
 }
 
 func (s Source) String() string {
-	return fmt.Sprintf("secret %s/%s", s.Namespace, s.Name)
+	switch {
+	case s.Kind == "":
+		return fmt.Sprintf("secret %s/%s", s.Namespace, s.Name)
+	case s.Namespace == "":
+		return s.Kind + " " + s.Name
+	}
+	return s.Kind + " " + s.Namespace + "/" + s.Name
 }
 
 // FieldError says which field of which Secret made a kubeconfig unusable.

@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -46,6 +48,11 @@ type Found struct {
 	// reached by several edges. It is called only when another source
 	// found children too, so a fleet of one edge kind pays nothing for it.
 	Endpoint func() string
+	// SameAs are edges of other sources that lead to this same child, as
+	// the source's object says (OCM's cluster.x-k8s.io/cluster annotation
+	// names the CAPI Cluster of a ManagedCluster): the child found by one
+	// of them and this one are one node.
+	SameAs []fleet.Edge
 	// Config returns the client configuration that reaches the child by
 	// this edge: made of what the parent holds, through policy (the
 	// connector's, one for every source).
@@ -168,6 +175,7 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 		}
 	}
 	var children []fleet.Child
+	var sameAs [][]fleet.Edge
 	reach := map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error){}
 	byEndpoint := map[string]int{}
 	for _, fs := range found {
@@ -184,15 +192,18 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 			// objects of one source are two clusters, as the source says
 			// (two CAPI Clusters whose kubeconfigs name one server).
 			if i, ok := byEndpoint[endpoint]; ok && endpoint != "" && !hasKind(children[i].Edges, f.Child.Edges) {
-				children[i].Edges = append(children[i].Edges, f.Child.Edges...)
+				merge(&children[i], f.Child)
+				sameAs[i] = append(sameAs[i], f.SameAs...)
 				continue
 			}
 			if _, seen := byEndpoint[endpoint]; !seen && endpoint != "" {
 				byEndpoint[endpoint] = len(children)
 			}
 			children = append(children, f.Child)
+			sameAs = append(sameAs, f.SameAs)
 		}
 	}
+	children = mergeSameAs(children, sameAs)
 	c.mu.Lock()
 	c.reach = reach
 	c.mu.Unlock()
@@ -200,6 +211,52 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 		return children, partial
 	}
 	return children, nil
+}
+
+// mergeSameAs merges each child that says it is the same as another
+// source's child (Found.SameAs) into that child, keeping the first one's
+// place.
+func mergeSameAs(children []fleet.Child, sameAs [][]fleet.Edge) []fleet.Child {
+	gone := make([]bool, len(children))
+	for i := range children {
+		for _, e := range sameAs[i] {
+			j := slices.IndexFunc(children, func(c fleet.Child) bool { return slices.Contains(c.Edges, e) })
+			if j < 0 || j == i || gone[j] || hasKind(children[j].Edges, children[i].Edges) {
+				continue
+			}
+			first, second := min(i, j), max(i, j)
+			merge(&children[first], children[second])
+			gone[second] = true
+			break
+		}
+	}
+	out := children[:0]
+	for i, c := range children {
+		if !gone[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// merge makes dst, a child found by some edges, the same child found by
+// src's too: src's edges follow dst's, and what only src knows fills in.
+func merge(dst *fleet.Child, src fleet.Child) {
+	dst.Edges = append(dst.Edges, src.Edges...)
+	if dst.OCM == nil {
+		dst.OCM = src.OCM
+	}
+	if dst.Provider == "" {
+		dst.Provider = src.Provider
+	}
+	if dst.Version == "" {
+		dst.Version = src.Version
+	}
+	if len(src.Labels) > 0 {
+		labels := maps.Clone(src.Labels)
+		maps.Copy(labels, dst.Labels)
+		dst.Labels = labels
+	}
 }
 
 // hasKind reports whether edges has an edge of a kind of others.

@@ -135,3 +135,58 @@ func (s endpointSource) Children(ctx context.Context, conn *kube.Conn, connect b
 	}
 	return found, err
 }
+
+// sameAsSource is a source whose child NAME says it is the CAPI Cluster
+// ns/NAME (as OCM's cluster.x-k8s.io/cluster annotation does), and knows
+// what only it can.
+type sameAsSource struct{ source }
+
+func (s sameAsSource) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.source.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].SameAs = []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: found[i].Child.Name}}
+		found[i].Child.OCM = &fleet.Registration{ClusterSet: "blue"}
+		found[i].Child.Labels = map[string]string{"set": "blue"}
+	}
+	return found, err
+}
+
+// A child that names another source's child as itself is that child, by
+// one more edge, wherever its credentials lead, and adds what it knows;
+// one that names no child found stays a child of its own.
+func TestChildThatSaysItIsAnotherIsOneNode(t *testing.T) {
+	var calls int
+	capi := namespaced{source{kind: "capi", children: []string{"x", "y"}, calls: &calls}}
+	ocm := sameAsSource{source{kind: "ocm", children: []string{"w", "x"}, calls: &calls}}
+	got, err := parent(ocm, capi).Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got {
+		var edges []string
+		for _, e := range c.Edges {
+			edges = append(edges, e.String())
+		}
+		set := ""
+		if c.OCM != nil {
+			set = " set " + c.OCM.ClusterSet + " label " + c.Labels["set"]
+		}
+		names = append(names, c.Name+"="+strings.Join(edges, "+")+set)
+	}
+	want := "w=ocm w set blue label blue,x=ocm x+capi ns/x set blue label blue,y=capi ns/y"
+	if strings.Join(names, ",") != want {
+		t.Errorf("children\n%v\nwant\n%v", strings.Join(names, ","), want)
+	}
+}
+
+// namespaced is a source whose objects live in namespace ns.
+type namespaced struct{ source }
+
+func (s namespaced) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.source.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].Child.Edges[0].Namespace = "ns"
+	}
+	return found, err
+}

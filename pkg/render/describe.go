@@ -37,6 +37,14 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		phase += ", Available " + n.Available
 	}
 	field("Phase", phase)
+	if r := n.OCM; r != nil {
+		state, health := ocmSummary(r)
+		accepted := "not accepted"
+		if r.Accepted {
+			accepted = "accepted"
+		}
+		field("OCM", paint(st, health, state)+st.dim.Render(fmt.Sprintf(" (%s, joined %s, available %s, reports %s)", accepted, dash(r.Joined), dash(r.Available), dash(r.Version))))
+	}
 	switch {
 	case d.Nodes != nil:
 		field("Nodes", fmt.Sprintf("%d (%d Ready)", d.Nodes.Total, d.Nodes.Ready))

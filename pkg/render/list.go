@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -32,6 +33,11 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	if opts.Wide {
 		headers = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "SUSPENDED", "REVISION", "DECLARED BY", "ERROR"}
 	}
+	ocm := anyOCM(nodes...)
+	if ocm {
+		i := slices.Index(headers, "FLUX")
+		headers = slices.Insert(headers, i, "OCM")
+	}
 	if opts.Git {
 		headers = append(headers[:len(headers)-1], "DECLARED IN", "ERROR")
 	}
@@ -41,10 +47,10 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	rows := make([][]string, 0, len(nodes))
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
-		r := clusterRow(n, 0, n.Path == "")
+		r := clusterRow(n, 0, n.Path == "", ocm)
 		cells := map[string]string{"PATH": flagInvalid(fleet.DisplayPath(n.Path), n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
 		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(n.Error)}
-		for i, c := range columns {
+		for i, c := range treeColumns(ocm) {
 			cells[c], hs[c] = r.cells[i], r.health[i]
 		}
 		flux, fluxHealth := fluxCount(n)

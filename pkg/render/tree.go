@@ -25,8 +25,25 @@ type Options struct {
 	Git bool
 }
 
-// The columns of a cluster row, in order.
-var columns = []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "REVISION", "DECLARED BY"}
+// The columns of a cluster row, in order; OCM only where some cluster of
+// the output is managed by an OCM hub.
+func treeColumns(ocm bool) []string {
+	if ocm {
+		return []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "OCM", "FLUX", "REVISION", "DECLARED BY"}
+	}
+	return []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "REVISION", "DECLARED BY"}
+}
+
+// anyOCM reports whether some node of nodes, or below them, is managed
+// by an OCM hub.
+func anyOCM(nodes ...*fleet.Node) bool {
+	for _, n := range nodes {
+		if n.OCM != nil || anyOCM(n.Children...) {
+			return true
+		}
+	}
+	return false
+}
 
 type styles struct {
 	plain, header, name, enum, bad, warn, good, dim lipgloss.Style
@@ -76,13 +93,15 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 	root = escape.Copy(root)
 	st := newStyles(w, opts.Color)
 	rows := map[*fleet.Node]*row{}
+	ocm := anyOCM(root)
+	columns := treeColumns(ocm)
 	widths := make([]int, len(columns))
 	for i, c := range columns {
 		widths[i] = len(c)
 	}
 	var collect func(n *fleet.Node, depth int)
 	collect = func(n *fleet.Node, depth int) {
-		r := clusterRow(n, depth, depth == 0)
+		r := clusterRow(n, depth, depth == 0, ocm)
 		rows[n] = r
 		for i, c := range r.cells {
 			width := lipgloss.Width(c)
@@ -165,7 +184,8 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 	return err
 }
 
-func clusterRow(n *fleet.Node, depth int, isRoot bool) *row {
+// clusterRow is a cluster's cells, those of treeColumns(ocm).
+func clusterRow(n *fleet.Node, depth int, isRoot, ocm bool) *row {
 	name := n.Name
 	if !isRoot && !n.InvalidName {
 		name = lastSegment(n.Path)
@@ -190,6 +210,9 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool) *row {
 	add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
 	add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
 	add(replicas(n.Workers), replicaHealth(n.Workers))
+	if ocm {
+		add(ocmSummary(n.OCM))
+	}
 	fluxCell, fluxHealth := fluxSummary(n)
 	add(fluxCell, fluxHealth)
 	rev := ""
@@ -263,6 +286,29 @@ func replicaHealth(r *fleet.Replicas) int {
 		return warn
 	}
 	return good
+}
+
+// ocmSummary is what an OCM hub says of a cluster, in a word, after its
+// ManagedClusterSet: "blue: available", "not joined".
+func ocmSummary(r *fleet.Registration) (string, int) {
+	if r == nil {
+		return "", plain
+	}
+	state, health := "available", good
+	switch {
+	case !r.Accepted:
+		state, health = "not accepted", warn
+	case r.Joined != "True":
+		state, health = "not joined", bad
+	case r.Available == "False":
+		state, health = "unavailable", bad
+	case r.Available != "True":
+		state, health = "availability unknown", warn
+	}
+	if r.ClusterSet != "" {
+		state = r.ClusterSet + ": " + state
+	}
+	return state, health
 }
 
 func fluxSummary(n *fleet.Node) (string, int) {
@@ -395,4 +441,17 @@ func problems(n *fleet.Node, st styles, drift bool) []string {
 		out = append(out, st.dim.Render(fmt.Sprintf("← %s %s/%s on the parent applies here (spec.kubeConfig), %s", o.Kind, o.Namespace, o.Name, state)))
 	}
 	return out
+}
+
+// paint colours s by its health.
+func paint(st styles, health int, s string) string {
+	switch health {
+	case good:
+		return st.good.Render(s)
+	case warn:
+		return st.warn.Render(s)
+	case bad:
+		return st.bad.Render(s)
+	}
+	return st.plain.Render(s)
 }
