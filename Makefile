@@ -27,12 +27,16 @@ HELM_CTRL_VERSION      := v1.6.4
 # only on sandbox clusters with ocmHub: true.
 OCM_API_VERSION        := v1.3.0
 OCM_MSA_VERSION        := v0.10.0
+# And the Argo CD CRDs (Application, ApplicationSet, AppProject), under
+# testdata/crds/argocd: installed only on sandbox clusters with argocd: true.
+ARGOCD_VERSION         := v3.5.7
 CAPI_CRDS   := clusters clusterclasses machines machinedeployments machinesets machinepools
 SOURCE_CRDS := gitrepositories ocirepositories helmrepositories helmcharts buckets externalartifacts
 OCM_CRDS    := cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml \
 	cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml \
 	cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml \
 	cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml
+ARGOCD_CRDS := application applicationset appproject
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -170,15 +174,16 @@ tidy-check:
 	go mod tidy -diff
 
 .PHONY: update-crds
-update-crds: ## Refresh testdata/crds from the pinned CAPI, Flux and OCM modules.
+update-crds: ## Refresh testdata/crds from the pinned CAPI, Flux, OCM and Argo CD modules.
 	@capi=$$(go mod download -json sigs.k8s.io/cluster-api@$(CAPI_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	ks=$$(go mod download -json github.com/fluxcd/kustomize-controller@$(KUSTOMIZE_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	src=$$(go mod download -json github.com/fluxcd/source-controller@$(SOURCE_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	helm=$$(go mod download -json github.com/fluxcd/helm-controller@$(HELM_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	ocm=$$(go mod download -json open-cluster-management.io/api@$(OCM_API_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	msa=$$(go mod download -json open-cluster-management.io/managed-serviceaccount@$(OCM_MSA_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
-	rm -f testdata/crds/*.yaml testdata/crds/ocm/*.yaml; \
-	mkdir -p testdata/crds/ocm; \
+	argocd=$$(go mod download -json github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	rm -f testdata/crds/*.yaml testdata/crds/ocm/*.yaml testdata/crds/argocd/*.yaml; \
+	mkdir -p testdata/crds/ocm testdata/crds/argocd; \
 	for c in $(CAPI_CRDS); do install -m 0644 $$capi/core/config/crd/bases/cluster.x-k8s.io_$$c.yaml testdata/crds/; done; \
 	install -m 0644 $$capi/controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml testdata/crds/; \
 	for c in $(SOURCE_CRDS); do install -m 0644 $$src/config/crd/bases/source.toolkit.fluxcd.io_$$c.yaml testdata/crds/; done; \
@@ -186,7 +191,8 @@ update-crds: ## Refresh testdata/crds from the pinned CAPI, Flux and OCM modules
 	install -m 0644 $$helm/config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml testdata/crds/; \
 	for c in $(OCM_CRDS); do install -m 0644 $$ocm/$$c testdata/crds/ocm/; done; \
 	install -m 0644 $$msa/config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml testdata/crds/ocm/; \
-	ls testdata/crds testdata/crds/ocm
+	for c in $(ARGOCD_CRDS); do install -m 0644 $$argocd/manifests/crds/$$c-crd.yaml testdata/crds/argocd/; done; \
+	ls testdata/crds testdata/crds/ocm testdata/crds/argocd
 
 .PHONY: clean
 clean: ## Remove built binaries (bin/ keeps nothing that cannot be rebuilt).

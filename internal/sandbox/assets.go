@@ -17,8 +17,9 @@ type Assets struct {
 	KubeAPIServer string
 	Etcd          string
 	// CRDDir holds the CAPI and Flux CRDs installed on every apiserver,
-	// and in its subdirectory ocm the Open Cluster Management CRDs
-	// installed on hubs (ocmHub) only.
+	// in its subdirectory ocm the Open Cluster Management CRDs installed
+	// on hubs (ocmHub) only, and in argocd the Argo CD CRDs installed on
+	// clusters with argocd only.
 	CRDDir string
 	// GitReposDir holds the fixture repositories the git server serves.
 	GitReposDir string

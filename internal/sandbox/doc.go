@@ -11,5 +11,7 @@
 // to fail the way the fault says. A parent may reach a child by other
 // edges too, or instead: an Argo CD cluster Secret, or, on an Open Cluster
 // Management hub, a ManagedCluster and the token of a ManagedServiceAccount.
+// A cluster may hold Argo CD's Applications, with the status Argo CD would
+// write of them, bound for its children or for clusters it does not know.
 // docs/sandbox.md describes the spec.
 package sandbox

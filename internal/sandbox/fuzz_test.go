@@ -16,6 +16,7 @@ func FuzzParseSpec(f *testing.F) {
 	}
 	f.Add([]byte("name: r\nclusters: [{name: a, count: 3, clusters: [{name: b, rbac: no-secrets}]}]\n"))
 	f.Add([]byte("name: r\nocmHub: true\nclusters: [{name: a, edges: [capi, ocm], ocm: {clusterSet: blue, available: Unknown}, ocmHub: true, clusters: [{name: b, edges: [ocm], kubeconfig: forbidden}]}]\n"))
+	f.Add([]byte("name: r\nargocd: true\nclusters: [{name: a, count: 2, edges: [argocd]}]\napps: [{name: x, destination: a-0002, sync: OutOfSync, health: Degraded, operation: Failed, automated: true, appSet: s}, {name: w, namespace: team, destination: gone, skipReconcile: true}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return

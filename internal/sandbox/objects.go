@@ -31,8 +31,9 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
-// populate creates, on every apiserver at once, the spec's Flux objects and
-// the Cluster objects and kubeconfig Secrets of its children.
+// populate creates, on every apiserver at once, the spec's Flux objects,
+// the Cluster objects and kubeconfig Secrets of its children, and its Argo
+// CD Applications.
 func (f *Fleet) populate(ctx context.Context) error {
 	return concurrently(f.serverList(), func(s *server) error {
 		if err := f.populateServer(ctx, s); err != nil {
@@ -63,6 +64,11 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 			return err
 		}
 	}
+	if s.spec.ArgoCD {
+		if err := createAppProject(ctx, s); err != nil {
+			return err
+		}
+	}
 	for i := range s.spec.Flux {
 		if err := f.createFlux(ctx, s, &s.spec.Flux[i]); err != nil {
 			return err
@@ -72,12 +78,18 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 	for i := range s.spec.Clusters {
 		children[i] = &s.spec.Clusters[i]
 	}
-	return atMost(populateWorkers, children, func(child *ClusterSpec) error {
+	err := atMost(populateWorkers, children, func(child *ClusterSpec) error {
 		if err := f.populateChild(ctx, s, child); err != nil {
 			return fmt.Errorf("cluster %s/%s: %w", child.Namespace, child.Name, err)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// The Applications last: those bound for a child name the server of
+	// its Argo CD cluster Secret.
+	return createApps(ctx, s)
 }
 
 // populateChild creates, on its parent's server, what reaches a child by

@@ -118,7 +118,7 @@ func checkOCM(c *ClusterSpec, where string) error {
 	// named after it: each name of a count must be a namespace's.
 	longest := c.Name
 	if c.Count > 0 {
-		longest = fmt.Sprintf("%s-%0*d", c.Name, max(4, len(fmt.Sprint(c.Count))), c.Count)
+		longest = countName(c.Name, c.Count, c.Count)
 	}
 	if errs := validation.IsDNS1123Label(longest); len(errs) > 0 {
 		return fmt.Errorf("%s: a cluster the ocm edge reaches names a namespace on its hub: %q: %s", where, longest, strings.Join(errs, "; "))

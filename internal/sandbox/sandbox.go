@@ -318,6 +318,13 @@ func (f *Fleet) startAPIServers(opts Options) error {
 			}
 			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
 		}
+		if s.spec.ArgoCD {
+			dir := argoCDCRDDir(opts.Assets.CRDDir)
+			if !fileExists(dir) {
+				return fmt.Errorf("%w: cluster %q has argocd, and the Argo CD CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+		}
 		s.env.ControlPlane.GetAPIServer().Path = apiserver
 		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd}
 	}
@@ -585,6 +592,9 @@ func (f *Fleet) warmCaches(ctx context.Context) error {
 		}
 		if s.spec.OCMHub {
 			out = append(out, ocmLists()...)
+		}
+		if s.spec.ArgoCD {
+			out = append(out, argoCDLists()...)
 		}
 		return out
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +85,13 @@ type ClusterSpec struct {
 	// CRDs on its apiserver, and its own ManagedCluster local-cluster.
 	// Its children may then have the ocm edge.
 	OCMHub bool `json:"ocmHub,omitempty"`
+	// ArgoCD gives the cluster what Argo CD keeps on the cluster it runs
+	// on: its CRDs on the apiserver, the namespace argocd and the
+	// AppProject default there. It may then hold Apps.
+	ArgoCD bool `json:"argocd,omitempty"`
+	// Apps are Argo CD Applications on the cluster, with the status Argo
+	// CD would write; only with ArgoCD.
+	Apps []AppSpec `json:"apps,omitempty"`
 	// UserKubeconfig adds the user kubeconfig Secret an infrastructure
 	// provider writes: "capa" (<name>-user-kubeconfig, exec aws eks
 	// get-token) or "capz" (<name>-kubeconfig-user, exec kubelogin).
@@ -213,15 +219,22 @@ func ParseSpec(data []byte) (*Spec, error) {
 	if err := check(&spec.ClusterSpec, spec.Version, spec.Name, true); err != nil {
 		return nil, err
 	}
-	if err := expand(&spec.ClusterSpec, "", spec.Name); err != nil {
+	total := 0
+	if err := expand(&spec.ClusterSpec, "", spec.Name, &total); err != nil {
 		return nil, err
 	}
 	return spec, nil
 }
 
+// MaxClusters bounds how many clusters a spec makes, counts expanded: ten
+// times the benchmarks' largest fleet, and no machine's worth of memory
+// for a spec that multiplies counts.
+const MaxClusters = 10000
+
 // expand replaces every entry with a count by its clusters, recursively.
 // The copies share their Flux objects and labels, which nothing changes.
-func expand(c *ClusterSpec, origin, where string) error {
+// total counts the clusters made so far.
+func expand(c *ClusterSpec, origin, where string, total *int) error {
 	out := make([]ClusterSpec, 0, len(c.Clusters))
 	seen := map[string]bool{}
 	add := func(e ClusterSpec) error {
@@ -230,8 +243,12 @@ func expand(c *ClusterSpec, origin, where string) error {
 			return fmt.Errorf("%s: cluster %s appears twice once counts are expanded", where, key)
 		}
 		seen[key] = true
+		*total++
+		if *total > MaxClusters {
+			return fmt.Errorf("%s: the fleet has more than %d clusters once counts are expanded", where, MaxClusters)
+		}
 		out = append(out, e)
-		return expand(&out[len(out)-1], e.origin, where+"/"+e.Name)
+		return expand(&out[len(out)-1], e.origin, where+"/"+e.Name, total)
 	}
 	for _, e := range c.Clusters {
 		e.origin = origin + "/" + e.Namespace + ":" + e.Name
@@ -241,10 +258,9 @@ func expand(c *ClusterSpec, origin, where string) error {
 			}
 			continue
 		}
-		width := max(4, len(strconv.Itoa(e.Count)))
 		for k := 1; k <= e.Count; k++ {
 			cp := e
-			cp.Name, cp.copy = fmt.Sprintf("%s-%0*d", e.Name, width, k), k
+			cp.Name, cp.copy = countName(e.Name, e.Count, k), k
 			if err := add(cp); err != nil {
 				return err
 			}
@@ -334,8 +350,8 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPZ {
 			return fmt.Errorf("%s: userKubeconfig %q is not capa or capz", where, c.UserKubeconfig)
 		}
-		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil || c.OCMHub) {
-			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency nor an ocmHub", where, c.Kubeconfig)
+		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil || c.OCMHub || c.ArgoCD) {
+			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency, an ocmHub nor argocd", where, c.Kubeconfig)
 		}
 		if err := checkOCM(c, where); err != nil {
 			return err
@@ -346,8 +362,8 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.RBAC != "" && (c.Kubeconfig != KubeconfigValid || c.SharedServer) {
 			return fmt.Errorf("%s: rbac needs a valid kubeconfig and a server of its own", where)
 		}
-		if c.NoCRDs && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.FluxObjects > 0 || c.FluxControllers || c.OCMHub) {
-			return fmt.Errorf("%s: a cluster with noCRDs can hold neither clusters, flux objects nor an ocmHub", where)
+		if c.NoCRDs && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.FluxObjects > 0 || c.FluxControllers || c.OCMHub || c.ArgoCD) {
+			return fmt.Errorf("%s: a cluster with noCRDs can hold neither clusters, flux objects, an ocmHub nor argocd", where)
 		}
 		if c.Count < 0 {
 			return fmt.Errorf("%s: count %d is negative", where, c.Count)
@@ -365,8 +381,8 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if root && (len(c.Edges) > 0 || c.OCM != nil) {
 		return fmt.Errorf("%s: the root cluster takes neither edges nor ocm: no parent reaches it, your kubeconfig does", where)
 	}
-	if root && c.NoCRDs && c.OCMHub {
-		return fmt.Errorf("%s: a cluster with noCRDs cannot be an ocmHub", where)
+	if root && c.NoCRDs && (c.OCMHub || c.ArgoCD) {
+		return fmt.Errorf("%s: a cluster with noCRDs can be neither an ocmHub nor have argocd", where)
 	}
 	var errs []error
 	for i := range c.Flux {
@@ -404,7 +420,7 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if err := addSources(c); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", where, err))
 	}
-	seen, managed := map[string]bool{}, map[string]bool{}
+	seen, managed, argoCDNamed := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := range c.Clusters {
 		child := &c.Clusters[i]
 		if err := check(child, version, where+"/"+child.Name, false); err != nil {
@@ -420,11 +436,20 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 			}
 			managed[child.Name] = true
 		}
+		if child.hasEdge(EdgeArgoCD) {
+			if argoCDNamed[child.Name] {
+				errs = append(errs, fmt.Errorf("%s: two clusters named %s have the argocd edge: their cluster Secrets would both be %s/cluster-%s", where, child.Name, ArgoCDNamespace, child.Name))
+			}
+			argoCDNamed[child.Name] = true
+		}
 		key := child.Namespace + "/" + child.Name
 		if seen[key] {
 			errs = append(errs, fmt.Errorf("%s: cluster %s appears twice", where, key))
 		}
 		seen[key] = true
+	}
+	if err := checkApps(c, where); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

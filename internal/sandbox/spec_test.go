@@ -80,9 +80,27 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 		{"the hub's own name", "name: mom\nocmHub: true\nclusters: [{name: local-cluster, edges: [ocm]}]", "mom/local-cluster: local-cluster is the hub's own ManagedCluster"},
 		{"the forbidden fault's ServiceAccount", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [ocm], ocm: {serviceAccount: fleet-no-rights}}]", `serviceAccount "fleet-no-rights" is the ServiceAccount without rights of forbidden faults`},
 		{"two ManagedClusters of one name", "name: mom\nocmHub: true\nclusters: [{name: a, namespace: one, edges: [ocm]}, {name: a, namespace: two, edges: [capi, ocm]}]", "mom: two clusters named a have the ocm edge: a ManagedCluster has no namespace"},
-		{"a hub with a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, ocmHub: true}]", "has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency nor an ocmHub"},
-		{"a hub without CRDs", "name: mom\nclusters: [{name: a, noCRDs: true, ocmHub: true}]", "mom/a: a cluster with noCRDs can hold neither clusters, flux objects nor an ocmHub"},
+		{"a hub with a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, ocmHub: true}]", "has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency, an ocmHub nor argocd"},
+		{"a hub without CRDs", "name: mom\nclusters: [{name: a, noCRDs: true, ocmHub: true}]", "mom/a: a cluster with noCRDs can hold neither clusters, flux objects, an ocmHub nor argocd"},
 		{"ocm on the root", "name: mom\nocm: {clusterSet: blue}", "mom: the root cluster takes neither edges nor ocm"},
+		{"two argocd edges of one name", "name: mom\nclusters: [{name: a, namespace: one, edges: [argocd]}, {name: a, namespace: two, edges: [capi, argocd]}]", "mom: two clusters named a have the argocd edge: their cluster Secrets would both be argocd/cluster-a"},
+		{"argocd on a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, argocd: true}]", `mom/a: a cluster with kubeconfig "unreachable" has no apiserver, so it can hold neither`},
+		{"argocd without CRDs", "name: mom\nclusters: [{name: a, noCRDs: true, argocd: true}]", "mom/a: a cluster with noCRDs can hold neither clusters, flux objects, an ocmHub nor argocd"},
+		{"argocd without CRDs on the root", "name: mom\nnoCRDs: true\nargocd: true", "mom: a cluster with noCRDs can be neither an ocmHub nor have argocd"},
+		{"apps without argocd", "name: mom\napps: [{name: guestbook}]", "mom: apps are Argo CD Applications: give the cluster argocd: true"},
+		{"apps of a child without argocd", "name: mom\nclusters: [{name: a, apps: [{name: guestbook}]}]", "mom/a: apps are Argo CD Applications: give the cluster argocd: true"},
+		{"an app without a name", "name: mom\nargocd: true\napps: [{sync: Synced}]", "mom: apps[0]: an app needs a name"},
+		{"an app name that is no name", "name: mom\nargocd: true\napps: [{name: Guest_Book}]", `mom: apps[0] Guest_Book: name "Guest_Book"`},
+		{"an app namespace that is no namespace", "name: mom\nargocd: true\napps: [{name: g, namespace: a.b}]", `mom: apps[0] g: namespace "a.b"`},
+		{"an unknown sync status", "name: mom\nargocd: true\napps: [{name: g, sync: synced}]", `mom: apps[0] g: sync "synced" is not one of Synced, OutOfSync, Unknown`},
+		{"an unknown health status", "name: mom\nargocd: true\napps: [{name: ok}, {name: g, health: Sick}]", `mom: apps[1] g: health "Sick" is not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown`},
+		{"an unknown operation phase", "name: mom\nargocd: true\napps: [{name: g, operation: Terminating}]", `mom: apps[0] g: operation "Terminating" is not one of Succeeded, Failed, Error, Running`},
+		{"an appSet that is no name", "name: mom\nargocd: true\napps: [{name: g, appSet: -set}]", `mom: apps[0] g: appSet "-set"`},
+		{"automated that is no bool", "name: mom\nargocd: true\napps: [{name: g, automated: yes please}]", "failed to decode"},
+		{"an unknown app key", "name: mom\nargocd: true\napps: [{name: g, prune: true}]", `unknown field "prune"`},
+		{"the same app twice", "name: mom\nargocd: true\napps: [{name: g}, {name: g, namespace: argocd}]", "mom: apps[1] g: Application argocd/g appears twice"},
+		{"a destination the argocd edge does not reach", "name: mom\nargocd: true\nclusters: [{name: aws}]\napps: [{name: g, destination: aws}]", "mom: apps[0] g: destination aws is a cluster mom does not reach by the argocd edge: give it edges with argocd"},
+		{"a destination among a count the argocd edge does not reach", "name: mom\nargocd: true\nclusters: [{name: t, count: 3, kubeconfig: unreachable}]\napps: [{name: g, destination: t-0002}]", "mom: apps[0] g: destination t-0002 is a cluster mom does not reach by the argocd edge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +151,61 @@ clusters:
 	}
 }
 
+func TestParseSpecFillsAppDefaults(t *testing.T) {
+	spec, err := sandbox.ParseSpec([]byte(`
+name: hub
+argocd: true
+clusters:
+  - {name: aws, namespace: legacy}
+  - {name: aws, edges: [argocd]}
+  - {name: t, count: 2, edges: [capi, argocd]}
+apps:
+  - name: guestbook
+  - name: aws-apps
+    namespace: apps
+    destination: aws
+    repoURL: https://git.example/aws.git
+    path: clusters/aws
+    targetRevision: main
+    sync: OutOfSync
+    health: Degraded
+    revision: 9d1e0f2c3b4a59687766554433221100ffeeddcc
+    operation: Failed
+    message: one or more objects failed to apply
+    automated: false
+    skipReconcile: true
+    appSet: per-cluster
+  - {name: t-apps, destination: t-0002}
+  - {name: elsewhere, destination: gone}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spec.ArgoCD || len(spec.Apps) != 4 {
+		t.Fatalf("argocd %v, apps %+v", spec.ArgoCD, spec.Apps)
+	}
+	g, aws, ta, gone := spec.Apps[0], spec.Apps[1], spec.Apps[2], spec.Apps[3]
+	checks := []struct{ what, got, want string }{
+		{"namespace", g.Namespace + " " + aws.Namespace, sandbox.ArgoCDNamespace + " apps"},
+		{"destination", g.Destination + " " + aws.Destination + " " + ta.Destination + " " + gone.Destination, sandbox.DestinationInCluster + " aws t-0002 gone"},
+		{"repoURL", g.RepoURL + " " + aws.RepoURL, sandbox.DefaultAppRepoURL + " https://git.example/aws.git"},
+		{"path", g.Path + " " + aws.Path, "apps/guestbook clusters/aws"},
+		{"targetRevision", g.TargetRevision + " " + aws.TargetRevision, sandbox.DefaultAppTargetRevision + " main"},
+		{"sync", g.Sync + " " + aws.Sync, "Synced OutOfSync"},
+		{"health", g.Health + " " + aws.Health, "Healthy Degraded"},
+		{"revision", g.Revision + " " + aws.Revision, sandbox.DefaultAppRevision + " 9d1e0f2c3b4a59687766554433221100ffeeddcc"},
+		{"operation", g.Operation + "|" + aws.Operation, "|Failed"},
+		{"automated", fmt.Sprint(g.Automated == nil, *aws.Automated), "true false"},
+		{"skipReconcile", fmt.Sprint(g.SkipReconcile, aws.SkipReconcile), "false true"},
+		{"appSet", g.AppSet + "|" + aws.AppSet, "|per-cluster"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
+		}
+	}
+}
+
 func TestParseSpecExpandsCounts(t *testing.T) {
 	spec, err := sandbox.ParseSpec([]byte(`
 name: mom
@@ -167,9 +240,14 @@ clusters:
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("clusters %s, want %s", got, want)
 	}
-	spec, err = sandbox.ParseSpec([]byte("name: mom\nclusters: [{name: t, count: 12345, kubeconfig: missing}]"))
-	if err != nil || spec.Clusters[0].Name != "t-00001" || spec.Clusters[12344].Name != "t-12345" {
-		t.Errorf("five-digit counts: %v, first %q", err, spec.Clusters[0].Name)
+	spec, err = sandbox.ParseSpec([]byte("name: mom\nclusters: [{name: t, count: 10000, kubeconfig: missing}]"))
+	if err != nil || spec.Clusters[0].Name != "t-00001" || spec.Clusters[9999].Name != "t-10000" {
+		t.Fatalf("five-digit counts: %v", err)
+	}
+	// Counts that multiply past MaxClusters are refused, not made.
+	_, err = sandbox.ParseSpec([]byte("name: mom\nclusters: [{name: m, count: 200, clusters: [{name: t, count: 200, kubeconfig: missing}]}]"))
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 clusters once counts are expanded") {
+		t.Errorf("200 × 200 clusters: %v; want refused", err)
 	}
 }
 

@@ -57,7 +57,8 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 		kc, kcErr := Kubeconfig(src, s.Data)
 		found = append(found, reach.Found{
 			Child: fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
-				Edges: []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}}},
+				Edges:        []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}},
+				ArgoCDServer: string(s.Data[KeyServer]), ArgoCDName: string(s.Data[KeyName])},
 			Endpoint: func() string {
 				if kcErr != nil {
 					return ""

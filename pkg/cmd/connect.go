@@ -30,14 +30,14 @@ import (
 const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
 
 // connector builds the connector of this invocation: the edge sources
-// (capi, argocd, ocm), the kinds every command reads (core, CAPI, Flux, OCM), no discovery,
+// (capi, argocd, ocm), the kinds every command reads (core, CAPI, Flux, OCM, Argo CD), no discovery,
 // and the request log when KUBECTL_FLEET_REQUEST_LOG asks for it.
 func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, error) {
 	s := runtime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(s), capi.AddToScheme(s), flux.AddToScheme(s), ocm.AddToScheme(s)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
 	}
-	apis := slices.Concat(kube.CoreAPIs(), capi.APIs(), flux.APIs(), ocm.APIs())
+	apis := slices.Concat(kube.CoreAPIs(), capi.APIs(), flux.APIs(), ocm.APIs(), argocd.APIs())
 	if o.Getenv(envRequestLog) != "" && o.requests == nil {
 		o.requests = kube.NewRequestLog()
 	}
@@ -87,7 +87,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*reach.Cluster, str
 }
 
 // walk walks the fleet from the root of the operator's kubeconfig with the
-// Flux probe and then more, showing progress on a terminal, and turns an unreadable root
+// Flux and Argo CD probes and then more, showing progress on a terminal, and turns an unreadable root
 // into a failure of the whole command: nothing below it can be known.
 func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*reach.Cluster]) (*fleet.Result[*reach.Cluster], error) {
 	root, name, err := o.rootCluster(o.policy())
@@ -99,7 +99,7 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	stop := o.showProgress(func() string {
 		return fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
 	})
-	res, err := fleet.Walk(ctx, root, name, opts, append([]fleet.Probe[*reach.Cluster]{flux.Probe[*reach.Cluster]()}, more...)...)
+	res, err := fleet.Walk(ctx, root, name, opts, append([]fleet.Probe[*reach.Cluster]{flux.Probe[*reach.Cluster](), argocd.Probe[*reach.Cluster]()}, more...)...)
 	stop()
 	if err != nil {
 		return nil, err

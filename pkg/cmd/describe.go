@@ -156,7 +156,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 // description and the spec.kubeConfig edges of its Flux objects: one round
 // of lists, no connection to them. A list that fails leaves them out, not
 // the description.
-func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *fleet.Node) []*fleet.Node {
+func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *fleet.Node) (out []*fleet.Node) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	kids, err := c.Children(ctx, true)
@@ -164,10 +164,15 @@ func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *
 	if err != nil && !errors.As(err, &partial) {
 		return nil
 	}
-	out := make([]*fleet.Node, 0, len(kids))
+	// Where the Argo CD clusters were listed, the node's Applications'
+	// targets are known once the children are.
+	if partial == nil || partial.Failed["argocd"] == nil {
+		defer func() { fleet.ResolveApplications(node, out) }()
+	}
+	out = make([]*fleet.Node, 0, len(kids))
 	for i, seg := range fleet.Segments(kids) {
 		out = append(out, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: fleet.JoinPath(node.Path, seg),
-			KubeconfigSecret: kids[i].KubeconfigSecret, Edges: kids[i].Edges})
+			KubeconfigSecret: kids[i].KubeconfigSecret, Edges: kids[i].Edges, ArgoCDServer: kids[i].ArgoCDServer, ArgoCDName: kids[i].ArgoCDName})
 	}
 	return out
 }

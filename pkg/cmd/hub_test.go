@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -328,5 +329,112 @@ func TestGetKubeconfigOfAnOCMCluster(t *testing.T) {
 	}
 	if r = onFleet(t, f, "get-kubeconfig", "prod-eu", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the OCM ManagedCluster prod-eu alone") {
 		t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// drift reports what the OCM hub says is wrong with its clusters, even of
+// one it cannot reach, and the version it reports against the live one;
+// of the clusters it says nothing against, nothing.
+func TestDriftOfOCMClusters(t *testing.T) {
+	needFleets(t)
+	rep, r := driftReport(t, hubFleet.get(t), "--kind", "not-joined,unavailable,version-skew")
+	if r.code != 1 {
+		t.Errorf("exit %d; want 1 (drift found): %s", r.code, r.stderr)
+	}
+	want := []string{
+		"lost not-joined ManagedCluster lost",
+		"pending unavailable ManagedCluster pending",
+		"prod-eu version-skew",
+	}
+	if got := found(rep); !slices.Equal(got, want) {
+		t.Errorf("findings\n%v\nwant\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Argo CD Applications count on the cluster they deploy to: the hub's own
+// for in-cluster, a child's for a destination its cluster Secret names,
+// none for one the hub does not know. What each says is on its target's
+// node, with where it is held.
+func TestApplicationsCountWhereTheyDeploy(t *testing.T) {
+	needFleets(t)
+	root := decode[fleet.Node](t, onFleet(t, hubFleet.get(t), "tree", "-o", "json"))
+	got := map[string][]string{}
+	root.Walk(func(n *fleet.Node) {
+		for _, a := range n.Applications {
+			got[fleet.DisplayPath(n.Path)] = append(got[fleet.DisplayPath(n.Path)], fleet.DisplayPath(a.Holder)+" "+a.Name+" "+a.Sync+" "+a.Health)
+		}
+	})
+	want := map[string][]string{
+		"/":          {"/ platform Synced Healthy"},
+		"aws":        {"/ guestbook Synced Healthy"},
+		"aws/team-a": {"aws team-a-apps Synced Progressing"},
+		"edge-1":     {"/ paused Synced Healthy", "/ payments OutOfSync Degraded"},
+	}
+	for path, w := range want {
+		slices.Sort(got[path])
+		if !slices.Equal(got[path], w) {
+			t.Errorf("%s: Applications %v; want %v", path, got[path], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("Applications on %d clusters, want %d: %v", len(got), len(want), got)
+	}
+	if root.ArgoCD == nil || len(root.ArgoCD.Applications) != 5 {
+		t.Fatalf("the hub holds %+v; want its 5 Applications", root.ArgoCD)
+	}
+	for _, a := range root.ArgoCD.Applications {
+		switch a.Name {
+		case "ghost":
+			if a.Target != nil || a.Destination != "name gone" || a.AppSet != "ghosts" {
+				t.Errorf("ghost: target %v, destination %q, appSet %q; want none, name gone, ghosts", a.Target, a.Destination, a.AppSet)
+			}
+		case "platform":
+			if a.Automated != nil || !a.SkipReconcile {
+				t.Errorf("platform: automated %v, skipReconcile %v; want manual, skipped", a.Automated, a.SkipReconcile)
+			}
+		case "paused":
+			if a.Automated == nil || *a.Automated {
+				t.Errorf("paused: automated %v; want off", a.Automated)
+			}
+		}
+	}
+}
+
+// drift reports each Argo CD kind where it is, and none where it is not.
+func TestDriftOfApplications(t *testing.T) {
+	needFleets(t)
+	rep, r := driftReport(t, hubFleet.get(t), "--kind", "out-of-sync,degraded,sync-failed,auto-sync-off,no-destination")
+	if r.code != 1 {
+		t.Errorf("exit %d; want 1 (drift found): %s", r.code, r.stderr)
+	}
+	want := []string{
+		"/ no-destination Application argocd/ghost",
+		"edge-1 auto-sync-off Application argocd/paused",
+		"edge-1 degraded Application argocd/payments",
+		"edge-1 out-of-sync Application argocd/payments",
+		"edge-1 sync-failed Application argocd/payments",
+	}
+	if got := found(rep); !slices.Equal(got, want) {
+		t.Errorf("findings\n%v\nwant\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// describe says what Argo CD deploys to a cluster, and where a hub's
+// Applications deploy.
+func TestDescribeShowsApplications(t *testing.T) {
+	needFleets(t)
+	r := onFleet(t, hubFleet.get(t), "describe", "edge-1", "--color", "never")
+	for _, want := range []string{"Argo CD:   apps 1/2, 1 auto-sync off\n", "Argo CD Applications\n",
+		"Application argocd/payments on the root cluster applies here, OutOfSync, Degraded, sync Failed: one or more objects failed to apply\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("describe edge-1 does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
+		}
+	}
+	r = onFleet(t, hubFleet.get(t), "describe", "/", "--color", "never")
+	for _, want := range []string{"Application argocd/guestbook here deploys to aws\n",
+		"Application argocd/ghost here deploys to no cluster the hub knows (destination name gone)\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("describe / does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
+		}
 	}
 }

@@ -42,7 +42,15 @@ func (s *redactingSink) Info(level int, msg string, kv ...any) {
 	s.sink.Info(level, redactUserinfo(msg), redact(msg, kv)...)
 }
 
+// bodyReadError is what client-go logs, at every verbosity, when a
+// response body could not be read to its end: the request it belongs to
+// fails with that error, which the command reports on its cluster.
+const bodyReadError = "Unexpected error when reading response body"
+
 func (s *redactingSink) Error(err error, msg string, kv ...any) {
+	if msg == bodyReadError && !s.sink.Enabled(1) {
+		return // said once, on the cluster, not again as a log line (-v=1 shows it)
+	}
 	if err != nil {
 		err = errors.New(redactUserinfo(err.Error()))
 	}

@@ -56,7 +56,7 @@ func requestsOf(t *testing.T, f *sandbox.Fleet, args ...string) (result, map[str
 
 // The reads the walk plans for every cluster it reaches, and nothing else:
 // its identity, its version, its CAPI Clusters, its Argo CD cluster
-// Secrets, its OCM ManagedClusters, each listed Flux kind, and, on a cluster that holds Clusters,
+// Secrets, its OCM ManagedClusters, its Argo CD Applications, each listed Flux kind, and, on a cluster that holds Clusters,
 // their kubeconfig Secrets in one list. Lists are served from the watch
 // cache (resourceVersion=0).
 // argoCDSecrets is the list of a cluster's Argo CD cluster Secrets.
@@ -72,6 +72,7 @@ func plannedReads(managesClusters bool) map[string]int {
 		"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1,
 		argoCDSecrets: 1,
 		ocmClusters:   1,
+		"GET /apis/argoproj.io/v1alpha1/applications?resourceVersion=0":             1,
 		"GET /apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?resourceVersion=0": 1,
 		"GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?resourceVersion=0":        1,
 		"GET /apis/source.toolkit.fluxcd.io/v1/gitrepositories?resourceVersion=0":   1,
@@ -150,8 +151,8 @@ func TestCompletionReadsOnlyThePath(t *testing.T) {
 		t.Fatalf("completions %q", r.stdout)
 	}
 	want := map[string]map[string]int{
-		"":    {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, "GET /api/v1/namespaces/masters/secrets/aws-kubeconfig": 1},
-		"aws": {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1},
+		"":    {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, ocmClusters: 1, "GET /api/v1/namespaces/masters/secrets/aws-kubeconfig": 1},
+		"aws": {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, ocmClusters: 1},
 	}
 	if len(got) != len(want) {
 		t.Errorf("completion reached %d clusters, want the 2 on the path: %v", len(got), got)

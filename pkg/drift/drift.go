@@ -45,13 +45,29 @@ const (
 	Undeclared fleet.DriftKind = "undeclared"
 	// SourceBehindGit: a GitRepository's artifact is not the checkout's commit.
 	SourceBehindGit fleet.DriftKind = "source-behind-git"
+	// OutOfSync: an Argo CD Application's live state is not what git says.
+	OutOfSync fleet.DriftKind = "out-of-sync"
+	// Degraded: an Application's health is Degraded or Missing.
+	Degraded fleet.DriftKind = "degraded"
+	// SyncFailed: an Application's last sync operation failed.
+	SyncFailed fleet.DriftKind = "sync-failed"
+	// AutoSyncOff: an Application's automated sync is turned off.
+	AutoSyncOff fleet.DriftKind = "auto-sync-off"
+	// NoDestination: an Application deploys to no cluster its holder knows.
+	NoDestination fleet.DriftKind = "no-destination"
+	// NotJoined: the OCM hub has not accepted the cluster, or its agent has
+	// not joined.
+	NotJoined fleet.DriftKind = "not-joined"
+	// Unavailable: the OCM hub reports the joined cluster not available.
+	Unavailable fleet.DriftKind = "unavailable"
 	// Unreadable: the cluster could not be reached or read, in whole or part.
 	Unreadable fleet.DriftKind = "unreadable"
 )
 
 // Kinds are every drift kind, in order.
 func Kinds() []fleet.DriftKind {
-	return []fleet.DriftKind{Revision, Failing, NotReady, Stalled, Suspended, HelmDrift, VersionSkew, Undeclared, SourceBehindGit, Unreadable}
+	return []fleet.DriftKind{Revision, Failing, NotReady, Stalled, Suspended, HelmDrift, VersionSkew, Undeclared, SourceBehindGit,
+		OutOfSync, Degraded, SyncFailed, AutoSyncOff, NoDestination, NotJoined, Unavailable, Unreadable}
 }
 
 // ParseKind accepts a drift kind by its name.
@@ -114,8 +130,10 @@ func Find(nodes []*fleet.Node, opts Options) []fleet.Finding {
 func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 	var out []fleet.Finding
 	if n.Error != "" {
-		// Nothing else of a cluster that was not read is known.
-		return []fleet.Finding{{Kind: Unreadable, Expected: "readable", Actual: "not read", Message: n.Error}}
+		// Nothing else of a cluster that was not read is known, but what
+		// its OCM hub and the Applications that deploy to it say.
+		out := append(registration(n), applications(n, opts)...)
+		return append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "not read", Message: n.Error})
 	}
 	if n.Flux != nil && n.Flux.Error != "" {
 		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: "flux: " + n.Flux.Error})
@@ -123,7 +141,8 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 	for _, name := range n.ProbeErrorNames() {
 		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: name + ": " + n.ProbeErrors[name]})
 	}
-	if n.Path != "" && n.DeclaredBy == "" {
+	out = append(out, registration(n)...)
+	if n.Path != "" && n.DeclaredBy == "" && byCAPI(n) {
 		out = append(out, fleet.Finding{Kind: Undeclared, Object: &fleet.ObjectRef{Kind: "Cluster", Namespace: n.Namespace, Name: n.Name},
 			Expected: "owned by a Flux object", Actual: "no Flux ownership labels", Message: "made outside git"})
 	}
@@ -131,15 +150,102 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 	if n.Flux != nil {
 		out = append(out, objects(n.Flux, opts)...)
 	}
+	return append(out, applications(n, opts)...)
+}
+
+// applications is what is wrong with the Argo CD Applications that deploy
+// to n, and with those n holds that deploy to no cluster it knows.
+func applications(n *fleet.Node, opts *Options) []fleet.Finding {
+	var out []fleet.Finding
+	for _, a := range n.Applications {
+		ref := &fleet.ObjectRef{Kind: "Application", Namespace: a.Namespace, Name: a.Name}
+		held := ""
+		if a.Holder != n.Path {
+			held = " (held by " + fleet.DescribePath(a.Holder) + ")"
+		}
+		if a.Sync != "Synced" {
+			out = append(out, fleet.Finding{Kind: OutOfSync, Object: ref, Expected: "Synced", Actual: orNone(a.Sync),
+				Message: "the live state is not what " + orNone(a.RepoURL) + " says at " + orNone(a.TargetRevision) + held})
+		}
+		if a.Health == "Degraded" || a.Health == "Missing" {
+			out = append(out, fleet.Finding{Kind: Degraded, Object: ref, Expected: "Healthy", Actual: a.Health, Message: "health " + a.Health + held})
+		}
+		if a.Operation == "Failed" || a.Operation == "Error" {
+			msg := "the last sync " + strings.ToLower(a.Operation)
+			if a.Message != "" {
+				msg += ": " + a.Message
+			}
+			out = append(out, fleet.Finding{Kind: SyncFailed, Object: ref, Expected: "Succeeded", Actual: a.Operation, Message: msg + held})
+		}
+		if a.Automated != nil && !*a.Automated {
+			fd, ok := suspension(fleet.FluxObject{Suspension: a.Suspension}, opts)
+			if ok {
+				fd.Kind, fd.Object, fd.Expected, fd.Actual = AutoSyncOff, ref, "automated sync", "automated sync off"
+				fd.Message = strings.Replace(fd.Message, "suspended", "automated sync turned off", 1) + held
+				out = append(out, fd)
+			}
+		}
+	}
+	// Where the cluster's Argo CD clusters could not be listed, where an
+	// Application deploys is not known.
+	if _, partial := n.ProbeErrors["edges/argocd"]; n.ArgoCD != nil && !partial {
+		for _, a := range n.ArgoCD.Applications {
+			if a.Target == nil && !a.TargetUnknown {
+				out = append(out, fleet.Finding{Kind: NoDestination, Object: &fleet.ObjectRef{Kind: "Application", Namespace: a.Namespace, Name: a.Name},
+					Expected: "a cluster the holder knows", Actual: orNone(a.Destination), Message: "no Argo CD cluster Secret of this cluster, nor in-cluster, is its destination"})
+			}
+		}
+	}
 	return out
 }
 
-// versionSkew compares the declared Kubernetes version with the live one,
-// and reports machines of several versions.
+// byCAPI reports whether n's parent holds a CAPI Cluster of it (a node
+// with no edges is taken to be one, as the model was before edges).
+func byCAPI(n *fleet.Node) bool {
+	return len(n.Edges) == 0 || slices.ContainsFunc(n.Edges, func(e fleet.Edge) bool { return e.Kind == "capi" })
+}
+
+// registration is what is wrong in what the cluster's OCM hub reports of
+// it: not accepted or not joined, or joined and not available.
+func registration(n *fleet.Node) []fleet.Finding {
+	r := n.OCM
+	if r == nil {
+		return nil
+	}
+	mc := &fleet.ObjectRef{Kind: "ManagedCluster", Name: n.Name}
+	for _, e := range n.Edges {
+		if e.Kind == "ocm" {
+			mc.Name = e.Name
+		}
+	}
+	switch {
+	case !r.Accepted:
+		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "accepted", Actual: "spec.hubAcceptsClient false", Message: "the hub does not let the cluster's agent join"}}
+	case r.Joined != "True":
+		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "ManagedClusterJoined=True", Actual: "ManagedClusterJoined=" + orNone(r.Joined), Message: "the cluster's agent has not joined the hub"}}
+	case r.Available != "True":
+		return []fleet.Finding{{Kind: Unavailable, Object: mc, Expected: "ManagedClusterConditionAvailable=True", Actual: "ManagedClusterConditionAvailable=" + orNone(r.Available), Message: "the hub reports the cluster not available"}}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// versionSkew compares the declared Kubernetes version, and the one an
+// OCM hub reports, with the live one, and reports machines of several
+// versions.
 func versionSkew(n *fleet.Node) []fleet.Finding {
 	var out []fleet.Finding
 	if n.Version != "" && n.LiveVersion != "" && !sameVersion(n.Version, n.LiveVersion) {
 		out = append(out, fleet.Finding{Kind: VersionSkew, Expected: n.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the declared version"})
+	}
+	if r := n.OCM; r != nil && r.Version != "" && n.LiveVersion != "" && !sameVersion(r.Version, n.LiveVersion) {
+		out = append(out, fleet.Finding{Kind: VersionSkew, Expected: r.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the version the OCM hub reports (ManagedCluster status.version.kubernetes): the hub's view is stale"})
 	}
 	counts := map[string]int32{}
 	for _, r := range []*fleet.Replicas{n.ControlPlane, n.Workers} {

@@ -102,6 +102,44 @@ func TestClusterKinds(t *testing.T) {
 	}
 }
 
+// What an OCM hub reports of a cluster: each finding present and absent,
+// and still known of a cluster that could not be reached; a cluster no
+// CAPI Cluster describes is not undeclared.
+func TestOCMKinds(t *testing.T) {
+	managed := func(reg fleet.Registration, mutate ...func(*fleet.Node)) *fleet.Node {
+		n := node()
+		n.DeclaredBy = ""
+		n.Edges = []fleet.Edge{{Kind: "ocm", Name: "a"}}
+		n.OCM = &reg
+		for _, m := range mutate {
+			m(n)
+		}
+		return n
+	}
+	ok := fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3"}
+	unreachable := func(n *fleet.Node) { n.Error, n.LiveVersion, n.Flux = "cannot reach", "", nil }
+	cases := []struct {
+		name string
+		n    *fleet.Node
+		want []string
+	}{
+		{"clean", managed(ok), nil},
+		{"not accepted", managed(fleet.Registration{Version: "v1.36.3"}), []string{"not-joined a"}},
+		{"not joined, unreachable", managed(fleet.Registration{Accepted: true, Available: "Unknown"}, unreachable), []string{"not-joined a", "unreadable"}},
+		{"unavailable", managed(fleet.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}), []string{"unavailable a"}},
+		{"a stale version", managed(fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0"}), []string{"version-skew"}},
+		{"an EKS build of the reported version", managed(ok, func(n *fleet.Node) { n.LiveVersion = "v1.36.3-eks-1" }), nil},
+		{"also a CAPI Cluster, undeclared", managed(ok, func(n *fleet.Node) { n.Edges = append(n.Edges, fleet.Edge{Kind: "capi", Namespace: "t", Name: "a"}) }), []string{"undeclared a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := kinds(drift.Find([]*fleet.Node{tc.n}, drift.Options{Now: now})); !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestVersionsPerEnvironment(t *testing.T) {
 	a, b := node(), node()
 	a.FluxVersion, b.FluxVersion, b.Path = "v2.9.4", "v2.8.1", "aws/b"

@@ -40,6 +40,13 @@ type Node struct {
 	Nodes *Count `json:"nodes,omitempty"`
 	// Flux is the Flux status of the cluster; nil when it could not be read.
 	Flux *Flux `json:"flux"`
+	// ArgoCD is the Argo CD status of the cluster: the Applications it
+	// holds; nil when not read.
+	ArgoCD *ArgoCD `json:"argocd,omitempty"`
+	// Applications are the Argo CD Applications that deploy to this
+	// cluster, held by itself (in-cluster) or by its parent; what they
+	// say is this cluster's GitOps health beside Flux's.
+	Applications []Application `json:"applications,omitempty"`
 	// AppliedFrom are Flux objects on the parent cluster that apply to this
 	// cluster through spec.kubeConfig (the remote-cluster technique); known
 	// from the parent even when this cluster cannot be reached.
@@ -57,6 +64,11 @@ type Node struct {
 	// object, its Argo CD cluster Secret, its OCM ManagedCluster. The root
 	// has none.
 	Edges []Edge `json:"edges,omitempty"`
+	// ArgoCDServer and ArgoCDName are how Argo CD on the parent addresses
+	// the cluster (its cluster Secret's server and name), to which an
+	// Application's destination is matched.
+	ArgoCDServer string `json:"-"`
+	ArgoCDName   string `json:"-"`
 	// OCM is what the parent, an Open Cluster Management hub, knows of the
 	// cluster; nil when the parent holds no ManagedCluster of it.
 	OCM *Registration `json:"ocm,omitempty"`
@@ -71,7 +83,71 @@ type Node struct {
 	CycleOf *string `json:"cycleOf,omitempty"`
 	// Children are the clusters this cluster manages, sorted by name and namespace.
 	Children []*Node `json:"children"`
+
+	// targets maps how Argo CD on the cluster addresses each cluster it
+	// holds, walked or not (its server URL, or "name NAME"), to the
+	// cluster's path; nil when the walk did not list them.
+	targets map[string]string
 }
+
+// ArgoCD is the Argo CD status of one cluster.
+type ArgoCD struct {
+	// Installed is false when the cluster serves no Applications.
+	Installed bool `json:"installed"`
+	// Applications are those the cluster holds, whatever cluster each
+	// deploys to, sorted by namespace and name.
+	Applications []Application `json:"applications"`
+	// Error says why the Applications could not be listed.
+	Error string `json:"error,omitempty" escape:"oneline"`
+}
+
+// Application is the status of one Argo CD Application.
+type Application struct {
+	// Holder is the path of the cluster that holds the Application.
+	Holder    string `json:"holder"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Project   string `json:"project,omitempty"`
+	// Destination is spec.destination as written: the server URL, or
+	// "name NAME" for a destination by name.
+	Destination string `json:"destination"`
+	// Target is the path of the cluster it deploys to; nil when its
+	// destination is no cluster the holder knows, or, with TargetUnknown,
+	// when the walk did not read the holder's clusters.
+	Target        *string `json:"target"`
+	TargetUnknown bool    `json:"targetUnknown,omitempty"`
+	// Source is spec.source: repoURL, path and targetRevision.
+	RepoURL        string `json:"repoURL,omitempty"`
+	Path           string `json:"path,omitempty"`
+	TargetRevision string `json:"targetRevision,omitempty"`
+	// Sync is status.sync.status (Synced, OutOfSync, Unknown) at Revision.
+	Sync     string `json:"sync,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	// Health is status.health.status (Healthy, Progressing, Degraded,
+	// Suspended, Missing, Unknown).
+	Health string `json:"health,omitempty"`
+	// Operation is status.operationState.phase (Running, Succeeded,
+	// Failed, Error) and Message its message.
+	Operation string `json:"operation,omitempty"`
+	Message   string `json:"message,omitempty" escape:"oneline"`
+	// ReconciledAt is status.reconciledAt, RFC 3339.
+	ReconciledAt string `json:"reconciledAt,omitempty"`
+	// Automated is spec.syncPolicy.automated: nil when the Application is
+	// synced by hand (no automated block), else whether automated sync is
+	// enabled (automated.enabled, Argo CD ≥ 3.1; true when unset).
+	Automated *bool `json:"automated"`
+	// Suspension is who turned automated sync off, why and when, as far
+	// as kubectl fleet's annotations say.
+	Suspension *Suspension `json:"suspension,omitempty"`
+	// SkipReconcile is the argocd.argoproj.io/skip-reconcile annotation:
+	// the controller leaves the Application alone.
+	SkipReconcile bool `json:"skipReconcile,omitempty"`
+	// AppSet is the ApplicationSet that owns the Application.
+	AppSet string `json:"appSet,omitempty"`
+}
+
+// Good reports whether the Application is synced and healthy.
+func (a Application) Good() bool { return a.Sync == "Synced" && a.Health == "Healthy" }
 
 // Registration is what an Open Cluster Management hub reports of a
 // cluster it manages, from its ManagedCluster.

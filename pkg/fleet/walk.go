@@ -95,6 +95,9 @@ type Child struct {
 	Edges []Edge
 	// OCM is what the parent, an OCM hub, reports of the child.
 	OCM *Registration
+	// ArgoCDServer and ArgoCDName are how Argo CD on the parent addresses
+	// the child (Node.ArgoCDServer).
+	ArgoCDServer, ArgoCDName string
 }
 
 // Options tune a walk.
@@ -233,6 +236,7 @@ func Walk[C Cluster[C]](ctx context.Context, root C, rootName string, opts Optio
 		return nil, errors.Join(w.errs...)
 	}
 	linkAppliedFrom(node)
+	linkApplications(node)
 	res := &Result[C]{Root: node, conns: w.conns}
 	for n := range w.selected {
 		res.Selected = append(res.Selected, n)
@@ -367,6 +371,12 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 	children := r.children
 	sortChildren(children)
 	segs := Segments(children)
+	if sel.descends() {
+		node.targets = map[string]string{}
+		for i, c := range children {
+			node.addTarget(JoinPath(node.Path, segs[i]), c.ArgoCDServer, c.ArgoCDName)
+		}
+	}
 	next := w.childSelections(node.Path, children, segs, sel)
 	w.opts.Progress.Found.Add(int64(len(next)))
 
@@ -557,6 +567,95 @@ func (w *walker[C]) fail(err error) {
 	w.errs = append(w.errs, err)
 }
 
+// Argo CD's in-cluster destination: the cluster that holds the Application.
+const (
+	InClusterServer = "https://kubernetes.default.svc"
+	InClusterName   = "in-cluster"
+)
+
+// linkApplications records, on each Application a cluster holds, the
+// cluster it deploys to, the holder itself or a child Argo CD addresses so,
+// and on that cluster, where it was walked, the Application.
+func linkApplications(n *Node) {
+	if n.ArgoCD != nil {
+		for i := range n.ArgoCD.Applications {
+			a := &n.ArgoCD.Applications[i]
+			a.Holder = n.Path
+			a.Target, a.TargetUnknown = nil, false
+			path, known := n.applicationTarget(a.Destination)
+			switch {
+			case !known:
+				a.TargetUnknown = true
+				continue
+			case path == nil:
+				continue
+			}
+			a.Target = path
+			target := n
+			if *path != n.Path {
+				target = nil
+				for _, c := range n.Children {
+					if c.Path == *path {
+						target = c
+					}
+				}
+			}
+			if target != nil {
+				target.Applications = append(target.Applications, *a)
+			}
+		}
+	}
+	for _, c := range n.Children {
+		linkApplications(c)
+	}
+}
+
+// ResolveApplications says where the Applications n holds deploy, among
+// children, the clusters n holds: for a cluster whose children the walk
+// did not list (describe reads them after).
+func ResolveApplications(n *Node, children []*Node) {
+	n.targets = map[string]string{}
+	for _, c := range children {
+		n.addTarget(c.Path, c.ArgoCDServer, c.ArgoCDName)
+	}
+	if n.ArgoCD == nil {
+		return
+	}
+	for i := range n.ArgoCD.Applications {
+		a := &n.ArgoCD.Applications[i]
+		path, known := n.applicationTarget(a.Destination)
+		a.Target, a.TargetUnknown = path, !known
+	}
+}
+
+// addTarget records how Argo CD on n addresses its child at path.
+func (n *Node) addTarget(path, server, name string) {
+	if server != "" {
+		n.targets[strings.TrimSuffix(server, "/")] = path
+	}
+	if name != "" {
+		n.targets["name "+name] = path
+	}
+}
+
+// applicationTarget is the path of the cluster an Application of n with
+// destination dest deploys to: n itself for in-cluster, else the child
+// Argo CD addresses so; nil when n holds no such cluster. known is false
+// when n's children were not listed.
+func (n *Node) applicationTarget(dest string) (path *string, known bool) {
+	name, byName := strings.CutPrefix(dest, "name ")
+	if !byName && strings.TrimSuffix(dest, "/") == InClusterServer || byName && name == InClusterName {
+		return &n.Path, true
+	}
+	if n.targets == nil {
+		return nil, false
+	}
+	if p, ok := n.targets[strings.TrimSuffix(dest, "/")]; ok {
+		return &p, true
+	}
+	return nil, true
+}
+
 // linkAppliedFrom records, on each child, the parent's Flux objects whose
 // spec.kubeConfig names the child's kubeconfig Secret: they apply to the
 // child (the remote-cluster technique). A secretRef is local to the
@@ -591,6 +690,8 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 		KubeconfigSecret: c.KubeconfigSecret,
 		Edges:            c.Edges,
 		OCM:              c.OCM,
+		ArgoCDServer:     c.ArgoCDServer,
+		ArgoCDName:       c.ArgoCDName,
 		Children:         []*Node{},
 	}
 }

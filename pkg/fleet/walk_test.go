@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -653,5 +654,58 @@ func TestWalkEnvByClusterSet(t *testing.T) {
 	want := `no environment "red": no master has that name, provider or OCM clusterset; masters: aws (aws, clusterset blue), azure (azure, clusterset blue)`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// An Application deploys to its holder (in-cluster), to the child Argo CD
+// addresses by its destination, walked or not, or to no cluster the holder
+// knows; where the walk did not list the holder's children, that is not
+// known.
+func TestApplicationsLinkToTheirTarget(t *testing.T) {
+	root := momFleet()
+	root.children[0].ArgoCDServer = "https://azure.example" // azure
+	root.children[1].ArgoCDName = "aws-prod"                // aws
+	apps := fleet.NewProbe("argocd", func(_ context.Context, c *fakeCluster) (func(*fleet.Node), error) {
+		if c.id != "mom" {
+			return func(*fleet.Node) {}, nil
+		}
+		return func(n *fleet.Node) {
+			n.ArgoCD = &fleet.ArgoCD{Installed: true, Applications: []fleet.Application{
+				{Name: "self", Destination: "https://kubernetes.default.svc"},
+				{Name: "by-server", Destination: "https://azure.example/"},
+				{Name: "by-name", Destination: "name aws-prod"},
+				{Name: "nowhere", Destination: "name gone"},
+			}}
+		}, nil
+	})
+	targets := func(opts fleet.Options) map[string]string {
+		res, err := fleet.Walk(context.Background(), root, "mom", opts, apps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, a := range res.Root.ArgoCD.Applications {
+			switch {
+			case a.TargetUnknown:
+				out[a.Name] = "unknown"
+			case a.Target == nil:
+				out[a.Name] = "none"
+			default:
+				out[a.Name] = "/" + *a.Target
+			}
+		}
+		return out
+	}
+	want := map[string]string{"self": "/", "by-server": "/azure", "by-name": "/aws", "nowhere": "none"}
+	if got := targets(fleet.Options{Depth: -1}); !maps.Equal(got, want) {
+		t.Errorf("whole fleet: %v; want %v", got, want)
+	}
+	// Only azure walked: aws is still where by-name deploys.
+	if got := targets(fleet.Options{Paths: mustPaths(t, "azure"), Depth: 0}); !maps.Equal(got, want) {
+		t.Errorf("azure alone: %v; want %v", got, want)
+	}
+	want = map[string]string{"self": "/", "by-server": "unknown", "by-name": "unknown", "nowhere": "unknown"}
+	if got := targets(fleet.Options{Paths: mustPaths(t, "/"), Depth: 0}); !maps.Equal(got, want) {
+		t.Errorf("the root alone: %v; want %v", got, want)
 	}
 }

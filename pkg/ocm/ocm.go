@@ -7,7 +7,7 @@
 package ocm
 
 import (
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ocmclusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 )
 
@@ -45,6 +45,6 @@ const (
 
 // Conditions of a ManagedCluster the source reads.
 const (
-	ConditionJoined    = clusterv1.ManagedClusterConditionJoined
-	ConditionAvailable = clusterv1.ManagedClusterConditionAvailable
+	ConditionJoined    = ocmclusterv1.ManagedClusterConditionJoined
+	ConditionAvailable = ocmclusterv1.ManagedClusterConditionAvailable
 )

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ocmclusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
@@ -28,7 +28,7 @@ import (
 )
 
 // AddToScheme registers the ManagedCluster types.
-func AddToScheme(s *runtime.Scheme) error { return clusterv1.Install(s) }
+func AddToScheme(s *runtime.Scheme) error { return ocmclusterv1.Install(s) }
 
 // ManagedServiceAccountGVK is the kind of a ManagedServiceAccount, read
 // as unstructured: its module would bring the addon's controllers along.
@@ -66,7 +66,7 @@ func (Source) Kind() string { return Edge }
 // them (RBAC, most often) is said when a cluster is reached; a failure to
 // list ManagedClusters is partial: the children of the other edges stand.
 func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
-	list := &clusterv1.ManagedClusterList{}
+	list := &ocmclusterv1.ManagedClusterList{}
 	err := conn.List(ctx, list)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
@@ -76,7 +76,7 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]
 	case err != nil:
 		return nil, reach.Partial(fmt.Errorf("failed to list OCM ManagedClusters: %w", err))
 	}
-	var clusters []*clusterv1.ManagedCluster
+	var clusters []*ocmclusterv1.ManagedCluster
 	for i := range list.Items {
 		mc := &list.Items[i]
 		if mc.Name == LocalCluster || mc.Labels[LocalClusterLabel] == "true" {
@@ -107,7 +107,7 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]
 
 // childOf is the child a ManagedCluster names, and what the hub reports
 // of it.
-func childOf(mc *clusterv1.ManagedCluster) fleet.Child {
+func childOf(mc *ocmclusterv1.ManagedCluster) fleet.Child {
 	reg := &fleet.Registration{
 		Accepted:   mc.Spec.HubAcceptsClient,
 		Version:    mc.Status.Version.Kubernetes,
@@ -130,7 +130,7 @@ func childOf(mc *clusterv1.ManagedCluster) fleet.Child {
 }
 
 // sameAs is the CAPI Cluster the ManagedCluster says it is.
-func sameAs(mc *clusterv1.ManagedCluster) []fleet.Edge {
+func sameAs(mc *ocmclusterv1.ManagedCluster) []fleet.Edge {
 	ns, name, ok := strings.Cut(mc.Annotations[CAPIClusterAnnotation], "/")
 	if !ok || ns == "" || name == "" {
 		return nil
@@ -140,7 +140,7 @@ func sameAs(mc *clusterv1.ManagedCluster) []fleet.Edge {
 
 // clientConfig is the first of the ManagedCluster's client configs with a
 // URL, and its index.
-func clientConfig(mc *clusterv1.ManagedCluster) (int, *clusterv1.ClientConfig) {
+func clientConfig(mc *ocmclusterv1.ManagedCluster) (int, *ocmclusterv1.ClientConfig) {
 	for i := range mc.Spec.ManagedClusterClientConfigs {
 		if c := &mc.Spec.ManagedClusterClientConfigs[i]; c.URL != "" {
 			return i, c
@@ -149,7 +149,7 @@ func clientConfig(mc *clusterv1.ManagedCluster) (int, *clusterv1.ClientConfig) {
 	return -1, nil
 }
 
-func endpointOf(mc *clusterv1.ManagedCluster) string {
+func endpointOf(mc *ocmclusterv1.ManagedCluster) string {
 	_, c := clientConfig(mc)
 	if c == nil {
 		return ""
@@ -213,7 +213,7 @@ func listTokenSecrets(ctx context.Context, conn *kube.Conn, namespace string) ([
 
 // config is the client configuration that reaches mc: its client config's
 // URL and CA, the chosen ManagedServiceAccount's token, through the policy.
-func (t *tokens) config(ctx context.Context, p kubeconfig.Policy, mc *clusterv1.ManagedCluster) (*rest.Config, error) {
+func (t *tokens) config(ctx context.Context, p kubeconfig.Policy, mc *ocmclusterv1.ManagedCluster) (*rest.Config, error) {
 	accounts, secrets := t.accounts, t.secrets
 	if !t.read {
 		var err error
@@ -248,8 +248,8 @@ func readNamespace(ctx context.Context, conn *kube.Conn, ns string) ([]unstructu
 // cluster's name: the URL and CA of its ManagedCluster, the token of the
 // ManagedServiceAccount choice (or the only ready one). src is the token
 // Secret. The policy has not checked it: Check does.
-func Kubeconfig(ctx context.Context, conn *kube.Conn, name, choice string) (*clusterv1.ManagedCluster, *clientcmdapi.Config, kubeconfig.Source, error) {
-	mc := &clusterv1.ManagedCluster{}
+func Kubeconfig(ctx context.Context, conn *kube.Conn, name, choice string) (*ocmclusterv1.ManagedCluster, *clientcmdapi.Config, kubeconfig.Source, error) {
+	mc := &ocmclusterv1.ManagedCluster{}
 	if err := conn.Client().Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
 		return nil, nil, kubeconfig.Source{}, fmt.Errorf("failed to read ManagedCluster %s: %w", name, err)
 	}
@@ -263,7 +263,7 @@ func Kubeconfig(ctx context.Context, conn *kube.Conn, name, choice string) (*clu
 
 // Check checks cfg, the kubeconfig made of mc and a token, with policy,
 // naming a refused field by its path in the ManagedCluster.
-func Check(p kubeconfig.Policy, mc *clusterv1.ManagedCluster, cfg *clientcmdapi.Config) (*rest.Config, error) {
+func Check(p kubeconfig.Policy, mc *ocmclusterv1.ManagedCluster, cfg *clientcmdapi.Config) (*rest.Config, error) {
 	i, _ := clientConfig(mc)
 	path := fmt.Sprintf("spec.managedClusterClientConfigs[%d]", i)
 	return p.RESTConfigFor(kubeconfig.Source{Kind: "ManagedCluster", Name: mc.Name}, cfg, func(field string) string {
@@ -280,7 +280,7 @@ func Check(p kubeconfig.Policy, mc *clusterv1.ManagedCluster, cfg *clientcmdapi.
 // kubeconfigOf is the kubeconfig that reaches mc with the token of the
 // ManagedServiceAccount choice, among accounts and their secrets, and the
 // token Secret it is made of.
-func kubeconfigOf(mc *clusterv1.ManagedCluster, choice string, accounts []unstructured.Unstructured, secrets []corev1.Secret) (*clientcmdapi.Config, kubeconfig.Source, error) {
+func kubeconfigOf(mc *ocmclusterv1.ManagedCluster, choice string, accounts []unstructured.Unstructured, secrets []corev1.Secret) (*clientcmdapi.Config, kubeconfig.Source, error) {
 	_, cc := clientConfig(mc)
 	if cc == nil {
 		return nil, kubeconfig.Source{}, kubeconfig.Invalid(kubeconfig.Source{Kind: "ManagedCluster", Name: mc.Name}, "spec.managedClusterClientConfigs", "has no url: the hub knows no address of the cluster")

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ocmclusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -24,11 +24,11 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
 
-func managedCluster(name, url string, mutate ...func(*clusterv1.ManagedCluster)) *clusterv1.ManagedCluster {
-	mc := &clusterv1.ManagedCluster{
+func managedCluster(name, url string, mutate ...func(*ocmclusterv1.ManagedCluster)) *ocmclusterv1.ManagedCluster {
+	mc := &ocmclusterv1.ManagedCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true,
-			ManagedClusterClientConfigs: []clusterv1.ClientConfig{{URL: url, CABundle: []byte("CA of " + name)}}},
+		Spec: ocmclusterv1.ManagedClusterSpec{HubAcceptsClient: true,
+			ManagedClusterClientConfigs: []ocmclusterv1.ClientConfig{{URL: url, CABundle: []byte("CA of " + name)}}},
 	}
 	for _, m := range mutate {
 		m(mc)
@@ -72,13 +72,13 @@ func hub(t *testing.T, objs ...client.Object) *kube.Conn {
 // A hub's children are its ManagedClusters but its own, each with what
 // the hub reports of it, and the CAPI Cluster it says it is.
 func TestChildrenAreTheManagedClusters(t *testing.T) {
-	joined := func(mc *clusterv1.ManagedCluster) {
+	joined := func(mc *ocmclusterv1.ManagedCluster) {
 		mc.Labels = map[string]string{ClusterSetLabel: "blue"}
 		mc.Annotations = map[string]string{CAPIClusterAnnotation: "tenants/team-a"}
 		mc.Status.Version.Kubernetes = "v1.35.0"
 		mc.Status.Conditions = []metav1.Condition{{Type: ConditionJoined, Status: metav1.ConditionTrue}, {Type: ConditionAvailable, Status: metav1.ConditionUnknown}}
 	}
-	local := func(mc *clusterv1.ManagedCluster) { mc.Labels = map[string]string{LocalClusterLabel: "true"} }
+	local := func(mc *ocmclusterv1.ManagedCluster) { mc.Labels = map[string]string{LocalClusterLabel: "true"} }
 	objs := []client.Object{
 		managedCluster("team-a", "https://team-a.example", joined),
 		managedCluster(LocalCluster, "https://hub.example"),

@@ -246,6 +246,9 @@ func merge(dst *fleet.Child, src fleet.Child) {
 	if dst.OCM == nil {
 		dst.OCM = src.OCM
 	}
+	if dst.ArgoCDServer == "" {
+		dst.ArgoCDServer, dst.ArgoCDName = src.ArgoCDServer, src.ArgoCDName
+	}
 	if dst.Provider == "" {
 		dst.Provider = src.Provider
 	}

@@ -56,6 +56,9 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		flux += "  " + n.Flux.Revision
 	}
 	field("Flux", dash(flux))
+	if argo, health := argoCDSummary(n); argo != "" {
+		field("Argo CD", paint(st, health, argo))
+	}
 
 	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
 	switch {
@@ -73,6 +76,24 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	}
 	for _, it := range d.Flux {
 		b.WriteString(lineTree(it, st, fluxLine, func(it *describe.FluxItem) []*describe.FluxItem { return it.Children }).String() + "\n")
+	}
+
+	if len(n.Applications) > 0 || n.ArgoCD != nil && len(n.ArgoCD.Applications) > 0 {
+		b.WriteString("\n" + st.header.Render("Argo CD Applications") + "\n")
+		for _, a := range n.Applications {
+			text, fine := applicationText(n, a)
+			b.WriteString(paint(st, map[bool]int{true: plain, false: warn}[fine], text) + "\n")
+		}
+		for _, a := range elsewhere(n) {
+			target := st.bad.Render("no cluster the hub knows (destination " + a.Destination + ")")
+			switch {
+			case a.Target != nil:
+				target = fleet.DescribePath(*a.Target)
+			case a.TargetUnknown:
+				target = "destination " + a.Destination
+			}
+			fmt.Fprintf(&b, "Application %s/%s here deploys to %s\n", a.Namespace, a.Name, target)
+		}
 	}
 
 	b.WriteString("\n" + st.header.Render("Clusters") + st.dim.Render(" (that it holds)") + "\n")
@@ -192,4 +213,19 @@ func fluxLine(it *describe.FluxItem, st styles) string {
 		line += "  " + st.warn.Render("→ secret "+it.KubeConfigSecret+" (no Cluster of this cluster)")
 	}
 	return line
+}
+
+// elsewhere are the Applications n holds that deploy to another cluster,
+// or to none it knows.
+func elsewhere(n *fleet.Node) []fleet.Application {
+	if n.ArgoCD == nil {
+		return nil
+	}
+	var out []fleet.Application
+	for _, a := range n.ArgoCD.Applications {
+		if a.Target == nil || *a.Target != n.Path {
+			out = append(out, a)
+		}
+	}
+	return out
 }

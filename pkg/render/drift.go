@@ -62,7 +62,7 @@ func DriftTable(w io.Writer, r *drift.Report, opts DriftOptions) error {
 
 func driftHealth(k fleet.DriftKind) int {
 	switch k {
-	case drift.Suspended, drift.Undeclared, drift.Stalled:
+	case drift.Suspended, drift.Undeclared, drift.Stalled, drift.AutoSyncOff:
 		return warn
 	}
 	return bad

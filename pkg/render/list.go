@@ -33,10 +33,12 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	if opts.Wide {
 		headers = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "SUSPENDED", "REVISION", "DECLARED BY", "ERROR"}
 	}
-	ocm := anyOCM(nodes...)
-	if ocm {
-		i := slices.Index(headers, "FLUX")
-		headers = slices.Insert(headers, i, "OCM")
+	eng := enginesOf(nodes...)
+	if eng.ocm {
+		headers = slices.Insert(headers, slices.Index(headers, "FLUX"), "OCM")
+	}
+	if eng.argocd {
+		headers = slices.Insert(headers, slices.Index(headers, "FLUX")+1, "ARGO CD")
 	}
 	if opts.Git {
 		headers = append(headers[:len(headers)-1], "DECLARED IN", "ERROR")
@@ -47,10 +49,10 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	rows := make([][]string, 0, len(nodes))
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
-		r := clusterRow(n, 0, n.Path == "", ocm)
+		r := clusterRow(n, 0, n.Path == "", eng)
 		cells := map[string]string{"PATH": flagInvalid(fleet.DisplayPath(n.Path), n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
 		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(n.Error)}
-		for i, c := range treeColumns(ocm) {
+		for i, c := range treeColumns(eng) {
 			cells[c], hs[c] = r.cells[i], r.health[i]
 		}
 		flux, fluxHealth := fluxCount(n)

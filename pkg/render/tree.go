@@ -25,24 +25,38 @@ type Options struct {
 	Git bool
 }
 
-// The columns of a cluster row, in order; OCM only where some cluster of
-// the output is managed by an OCM hub.
-func treeColumns(ocm bool) []string {
-	if ocm {
-		return []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "OCM", "FLUX", "REVISION", "DECLARED BY"}
-	}
-	return []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "REVISION", "DECLARED BY"}
-}
+// engines says which columns beyond CAPI's and Flux's an output has: OCM
+// where some cluster of it is managed by an OCM hub, ARGO CD where some
+// runs Argo CD or is deployed to by it.
+type engines struct{ ocm, argocd bool }
 
-// anyOCM reports whether some node of nodes, or below them, is managed
-// by an OCM hub.
-func anyOCM(nodes ...*fleet.Node) bool {
-	for _, n := range nodes {
-		if n.OCM != nil || anyOCM(n.Children...) {
-			return true
+func enginesOf(nodes ...*fleet.Node) engines {
+	var e engines
+	var visit func(n *fleet.Node)
+	visit = func(n *fleet.Node) {
+		e.ocm = e.ocm || n.OCM != nil
+		e.argocd = e.argocd || len(n.Applications) > 0 || n.ArgoCD != nil && (len(n.ArgoCD.Applications) > 0 || n.ArgoCD.Error != "")
+		for _, c := range n.Children {
+			visit(c)
 		}
 	}
-	return false
+	for _, n := range nodes {
+		visit(n)
+	}
+	return e
+}
+
+// The columns of a cluster row, in order.
+func treeColumns(e engines) []string {
+	cols := []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS"}
+	if e.ocm {
+		cols = append(cols, "OCM")
+	}
+	cols = append(cols, "FLUX")
+	if e.argocd {
+		cols = append(cols, "ARGO CD")
+	}
+	return append(cols, "REVISION", "DECLARED BY")
 }
 
 type styles struct {
@@ -93,15 +107,15 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 	root = escape.Copy(root)
 	st := newStyles(w, opts.Color)
 	rows := map[*fleet.Node]*row{}
-	ocm := anyOCM(root)
-	columns := treeColumns(ocm)
+	eng := enginesOf(root)
+	columns := treeColumns(eng)
 	widths := make([]int, len(columns))
 	for i, c := range columns {
 		widths[i] = len(c)
 	}
 	var collect func(n *fleet.Node, depth int)
 	collect = func(n *fleet.Node, depth int) {
-		r := clusterRow(n, depth, depth == 0, ocm)
+		r := clusterRow(n, depth, depth == 0, eng)
 		rows[n] = r
 		for i, c := range r.cells {
 			width := lipgloss.Width(c)
@@ -184,8 +198,8 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 	return err
 }
 
-// clusterRow is a cluster's cells, those of treeColumns(ocm).
-func clusterRow(n *fleet.Node, depth int, isRoot, ocm bool) *row {
+// clusterRow is a cluster's cells, those of treeColumns(e).
+func clusterRow(n *fleet.Node, depth int, isRoot bool, e engines) *row {
 	name := n.Name
 	if !isRoot && !n.InvalidName {
 		name = lastSegment(n.Path)
@@ -210,11 +224,14 @@ func clusterRow(n *fleet.Node, depth int, isRoot, ocm bool) *row {
 	add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
 	add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
 	add(replicas(n.Workers), replicaHealth(n.Workers))
-	if ocm {
+	if e.ocm {
 		add(ocmSummary(n.OCM))
 	}
 	fluxCell, fluxHealth := fluxSummary(n)
 	add(fluxCell, fluxHealth)
+	if e.argocd {
+		add(argoCDSummary(n))
+	}
 	rev := ""
 	if n.Flux != nil {
 		rev = n.Flux.Revision
@@ -309,6 +326,38 @@ func ocmSummary(r *fleet.Registration) (string, int) {
 		state = r.ClusterSet + ": " + state
 	}
 	return state, health
+}
+
+// argoCDSummary is the state of the Applications that deploy to n: how
+// many are synced and healthy, how many have automated sync off.
+func argoCDSummary(n *fleet.Node) (string, int) {
+	if n.ArgoCD != nil && n.ArgoCD.Error != "" {
+		return "error", bad
+	}
+	if len(n.Applications) == 0 {
+		return "", plain
+	}
+	fine, off, health := 0, 0, good
+	for _, a := range n.Applications {
+		switch {
+		case a.Good():
+			fine++
+		case a.Health == "Degraded" || a.Health == "Missing" || a.Operation == "Failed" || a.Operation == "Error":
+			health = bad
+		}
+		if a.Automated != nil && !*a.Automated {
+			off++
+		}
+	}
+	if fine < len(n.Applications) && health == good {
+		health = warn
+	}
+	cell := fmt.Sprintf("apps %d/%d", fine, len(n.Applications))
+	if off > 0 {
+		cell += fmt.Sprintf(", %d auto-sync off", off)
+		health = max(health, warn)
+	}
+	return cell, health
 }
 
 func fluxSummary(n *fleet.Node) (string, int) {
@@ -430,6 +479,14 @@ func problems(n *fleet.Node, st styles, drift bool) []string {
 			out = append(out, st.warn.Render("! "+msg))
 		}
 	}
+	for _, a := range n.Applications {
+		out = append(out, applicationLine(n, a, st))
+	}
+	for _, a := range elsewhere(n) {
+		if a.Target == nil && !a.TargetUnknown {
+			out = append(out, st.warn.Render(fmt.Sprintf("! Application %s/%s here deploys to no cluster this one knows (destination %s)", a.Namespace, a.Name, a.Destination)))
+		}
+	}
 	for _, o := range n.AppliedFrom {
 		state := "ready"
 		if !o.IsReady() {
@@ -441,6 +498,53 @@ func problems(n *fleet.Node, st styles, drift bool) []string {
 		out = append(out, st.dim.Render(fmt.Sprintf("← %s %s/%s on the parent applies here (spec.kubeConfig), %s", o.Kind, o.Namespace, o.Name, state)))
 	}
 	return out
+}
+
+// applicationLine is an Application that deploys to n, drawn under n.
+func applicationLine(n *fleet.Node, a fleet.Application, st styles) string {
+	text, fine := applicationText(n, a)
+	if fine {
+		return st.dim.Render("← " + text)
+	}
+	return st.warn.Render("← " + text)
+}
+
+// applicationText says of an Application that deploys to n where it is
+// held and its state, and whether all is well with it.
+func applicationText(n *fleet.Node, a fleet.Application) (string, bool) {
+	where := "applies here (in-cluster)"
+	if a.Holder != n.Path {
+		where = "on " + fleet.DescribePath(a.Holder) + " applies here"
+	}
+	state := []string{orUnknown(a.Sync), orUnknown(a.Health)}
+	if a.Operation != "" && a.Operation != "Succeeded" {
+		state = append(state, "sync "+a.Operation)
+	}
+	switch {
+	case a.Automated == nil:
+		state = append(state, "manual sync")
+	case !*a.Automated:
+		off := "auto-sync off"
+		if s := a.Suspension; s != nil && s.By != "" {
+			off += " by " + s.By
+		}
+		state = append(state, off)
+	}
+	if a.SkipReconcile {
+		state = append(state, "skip-reconcile")
+	}
+	line := fmt.Sprintf("Application %s/%s %s, %s", a.Namespace, a.Name, where, strings.Join(state, ", "))
+	if a.Message != "" && !a.Good() {
+		line += ": " + a.Message
+	}
+	return line, a.Good() && a.Automated != nil && *a.Automated && !a.SkipReconcile
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "Unknown"
+	}
+	return s
 }
 
 // paint colours s by its health.
