@@ -366,9 +366,9 @@ func TestApplicationsCountWhereTheyDeploy(t *testing.T) {
 	})
 	want := map[string][]string{
 		"/":          {"/ platform Synced Healthy"},
-		"aws":        {"/ guestbook Synced Healthy"},
+		"aws":        {"/ guestbook Synced Healthy", "/ pruned OutOfSync Missing", "/ rolling Synced Suspended"},
 		"aws/team-a": {"aws team-a-apps Synced Progressing"},
-		"edge-1":     {"/ paused Synced Healthy", "/ payments OutOfSync Degraded"},
+		"edge-1":     {"/ blind Unknown Unknown", "/ paused Synced Healthy", "/ payments OutOfSync Degraded"},
 	}
 	for path, w := range want {
 		slices.Sort(got[path])
@@ -379,8 +379,8 @@ func TestApplicationsCountWhereTheyDeploy(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("Applications on %d clusters, want %d: %v", len(got), len(want), got)
 	}
-	if root.ArgoCD == nil || len(root.ArgoCD.Applications) != 5 {
-		t.Fatalf("the hub holds %+v; want its 5 Applications", root.ArgoCD)
+	if root.ArgoCD == nil || len(root.ArgoCD.Applications) != 8 {
+		t.Fatalf("the hub holds %+v; want its 8 Applications", root.ArgoCD)
 	}
 	for _, a := range root.ArgoCD.Applications {
 		switch a.Name {
@@ -409,9 +409,13 @@ func TestDriftOfApplications(t *testing.T) {
 	}
 	want := []string{
 		"/ no-destination Application argocd/ghost",
+		"aws degraded Application argocd/pruned",
+		"aws out-of-sync Application argocd/pruned",
 		"edge-1 auto-sync-off Application argocd/paused",
 		"edge-1 degraded Application argocd/payments",
+		"edge-1 out-of-sync Application argocd/blind",
 		"edge-1 out-of-sync Application argocd/payments",
+		"edge-1 sync-failed Application argocd/blind",
 		"edge-1 sync-failed Application argocd/payments",
 	}
 	if got := found(rep); !slices.Equal(got, want) {
@@ -424,7 +428,7 @@ func TestDriftOfApplications(t *testing.T) {
 func TestDescribeShowsApplications(t *testing.T) {
 	needFleets(t)
 	r := onFleet(t, hubFleet.get(t), "describe", "edge-1", "--color", "never")
-	for _, want := range []string{"Argo CD:   apps 1/2, 1 auto-sync off\n", "Argo CD Applications\n",
+	for _, want := range []string{"Argo CD:   apps 1/3, 1 auto-sync off\n", "Argo CD Applications\n",
 		"Application argocd/payments on the root cluster applies here, OutOfSync, Degraded, sync Failed: one or more objects failed to apply\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("describe edge-1 does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
