@@ -207,6 +207,9 @@ func restrictedRole(rbac string) *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-" + rbac}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: core, Verbs: read},
 		{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"*"}, Verbs: read},
+		// What a cluster may hold others by and deploy with beside CAPI
+		// and Flux: the user reads everything but what rbac says.
+		{APIGroups: []string{"cluster.open-cluster-management.io", "authentication.open-cluster-management.io", "argoproj.io"}, Resources: []string{"*"}, Verbs: read},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: read},
 		{APIGroups: fluxGroups, Resources: []string{"*"}, Verbs: append(read, "patch", "update")},
 	}}

@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 		code int
 		want []string
 	}{
-		{[]string{"tree"}, 3, []string{"forbidden: cannot get secret tenants/team-a-kubeconfig", "context deadline exceeded"}},
+		{[]string{"tree"}, 3, []string{"forbidden: cannot get secret tenants/team-a-kubeconfig", "context deadline exceeded | TLS handshake timeout"}},
 		{[]string{"list", "-o", "wide"}, 3, []string{"forbidden: cannot get secret", "helmreleases"}},
 		{[]string{"drift"}, 1, []string{"unreadable"}},
 		{[]string{"diff", "--git", t.TempDir()}, 2, nil},
@@ -53,7 +54,9 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(r.stdout+r.stderr, w) {
+				// "a | b": either says it (slow times out in its TLS
+				// handshake or in a request, as the machine's load has it).
+				if !slices.ContainsFunc(strings.Split(w, " | "), func(w string) bool { return strings.Contains(r.stdout+r.stderr, w) }) {
 					t.Errorf("the output does not say %q:\n%s\n%s", w, r.stdout, r.stderr)
 				}
 			}

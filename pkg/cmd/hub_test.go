@@ -28,8 +28,8 @@ import (
 func TestHubTreeHasOneNodePerClusterAndItsEdges(t *testing.T) {
 	needFleets(t)
 	r := onFleet(t, hubFleet.get(t), "tree", "--color", "never")
-	if r.code != 3 || r.stderr != "error: 7 of 12 clusters could not be read completely; see their errors above\n" {
-		t.Errorf("exit %d, stderr %q; want 3 and the five refused, lost and pending", r.code, r.stderr)
+	if r.code != 3 || r.stderr != "error: 9 of 14 clusters could not be read completely; see their errors above\n" {
+		t.Errorf("exit %d, stderr %q; want 3 and the five refused, lost, pending and the two bad tokens", r.code, r.stderr)
 	}
 	golden.Assert(t, "tree/hub", scrub(r.stdout))
 
@@ -89,6 +89,23 @@ func TestOCMClustersShowWhatTheHubKnows(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("no node for %v", want)
+	}
+	// A token that is no token is refused before any request; one without
+	// rights reaches a cluster that says so.
+	bad := map[string]string{
+		"ocm-garbage":   "secret ocm-garbage/kubectl-fleet: field data.token: is not a bearer token",
+		"ocm-forbidden": "forbidden",
+	}
+	for _, c := range root.Children {
+		if w, ok := bad[c.Path]; ok {
+			delete(bad, c.Path)
+			if !strings.Contains(c.Error, w) {
+				t.Errorf("%s: error %q; want %q", c.Path, c.Error, w)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("no node for %v", bad)
 	}
 }
 
