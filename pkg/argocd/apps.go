@@ -65,9 +65,10 @@ func Applications(ctx context.Context, c *kube.Conn) (*fleet.ArgoCD, error) {
 		return nil, nil
 	case apierrors.IsForbidden(err):
 		err = fmt.Errorf("forbidden: cannot list Argo CD Applications: the user needs the RBAC rule {apiGroups: [\"argoproj.io\"], resources: [\"applications\"], verbs: [\"list\"]} (%w)", err)
-		return &fleet.ArgoCD{Installed: true, Applications: []fleet.Application{}, Error: err.Error()}, err
 	case err != nil:
 		err = fmt.Errorf("failed to list Argo CD Applications: %w", err)
+	}
+	if err != nil {
 		return &fleet.ArgoCD{Installed: true, Applications: []fleet.Application{}, Error: err.Error()}, err
 	}
 	out := &fleet.ArgoCD{Installed: true, Applications: make([]fleet.Application, 0, len(list.Items))}

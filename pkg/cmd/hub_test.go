@@ -292,21 +292,7 @@ func TestGetKubeconfigOfAnArgoCDCluster(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	cfg, err := clientcmd.Load([]byte(r.stdout))
-	if err != nil || cfg.CurrentContext != "edge-1" {
-		t.Fatalf("not a kubeconfig of edge-1: %v\n%s", err, r.stdout)
-	}
-	rest, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(rest, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}); err != nil {
-		t.Errorf("the kubeconfig handed out does not reach edge-1: %v", err)
-	}
+	handedOutReaches(t, r.stdout, "edge-1")
 	r = onFleet(t, f, "get-kubeconfig", "argo-insecure")
 	if want := "secret argocd/cluster-argo-insecure: field config.tlsClientConfig.insecure: turns off server certificate checks"; r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal saying %q", r.code, r.stdout, r.stderr, want)
@@ -326,21 +312,7 @@ func TestGetKubeconfigOfAnOCMCluster(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	cfg, err := clientcmd.Load([]byte(r.stdout))
-	if err != nil || cfg.CurrentContext != "prod-eu" {
-		t.Fatalf("not a kubeconfig of prod-eu: %v\n%s", err, r.stdout)
-	}
-	rest, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(rest, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}); err != nil {
-		t.Errorf("the kubeconfig handed out does not reach prod-eu: %v", err)
-	}
+	handedOutReaches(t, r.stdout, "prod-eu")
 	if r = onFleet(t, f, "get-kubeconfig", "pending"); r.code != 1 || !strings.Contains(r.stderr, "no ManagedServiceAccount in namespace pending has a token Secret yet") {
 		t.Errorf("pending: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -457,5 +429,26 @@ func TestDescribeShowsApplications(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("describe / does not say %q:\n%s\n%s", want, r.stdout, r.stderr)
 		}
+	}
+}
+
+// handedOutReaches checks that kubeconfig, handed out for cluster, is one
+// whose current context bears its name and that reaches it.
+func handedOutReaches(t *testing.T, kubeconfig, cluster string) {
+	t.Helper()
+	cfg, err := clientcmd.Load([]byte(kubeconfig))
+	if err != nil || cfg.CurrentContext != cluster {
+		t.Fatalf("not a kubeconfig of %s: %v\n%s", cluster, err, kubeconfig)
+	}
+	rest, err := clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(rest, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}); err != nil {
+		t.Errorf("the kubeconfig handed out does not reach %s: %v", cluster, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -175,12 +176,8 @@ type tokens struct {
 // readAll lists every ManagedServiceAccount and every token Secret of the
 // hub, at once.
 func (t *tokens) readAll(ctx context.Context) {
-	var wg sync.WaitGroup
-	var accErr, secErr error
-	wg.Go(func() { t.accounts, accErr = listAccounts(ctx, t.conn, "") })
-	wg.Go(func() { t.secrets, secErr = listTokenSecrets(ctx, t.conn, "") })
-	wg.Wait()
-	t.read, t.err = true, errors.Join(accErr, secErr)
+	t.accounts, t.secrets, t.err = readNamespace(ctx, t.conn, metav1.NamespaceAll)
+	t.read = true
 }
 
 func listAccounts(ctx context.Context, conn *kube.Conn, namespace string) ([]unstructured.Unstructured, error) {
@@ -231,7 +228,7 @@ func (t *tokens) config(ctx context.Context, p kubeconfig.Policy, mc *ocmcluster
 }
 
 // readNamespace lists the ManagedServiceAccounts and token Secrets of one
-// namespace, at once.
+// namespace (every one for NamespaceAll), at once.
 func readNamespace(ctx context.Context, conn *kube.Conn, ns string) ([]unstructured.Unstructured, []corev1.Secret, error) {
 	var accounts []unstructured.Unstructured
 	var secrets []corev1.Secret

@@ -114,11 +114,7 @@ func TestChildrenOfOneEndpointAreOneNode(t *testing.T) {
 	}
 	var names []string
 	for _, c := range got {
-		var edges []string
-		for _, e := range c.Edges {
-			edges = append(edges, e.String())
-		}
-		names = append(names, c.Name+"="+strings.Join(edges, "+"))
+		names = append(names, c.Name+"="+edgesOf(c))
 	}
 	if strings.Join(names, ",") != "x=capi x+argocd z,y=capi y" {
 		t.Errorf("children %v; want x by capi and argocd, y by capi alone", names)
@@ -164,15 +160,11 @@ func TestChildThatSaysItIsAnotherIsOneNode(t *testing.T) {
 	}
 	var names []string
 	for _, c := range got {
-		var edges []string
-		for _, e := range c.Edges {
-			edges = append(edges, e.String())
-		}
 		set := ""
 		if c.OCM != nil {
 			set = " set " + c.OCM.ClusterSet + " label " + c.Labels["set"]
 		}
-		names = append(names, c.Name+"="+strings.Join(edges, "+")+set)
+		names = append(names, c.Name+"="+edgesOf(c)+set)
 	}
 	want := "w=ocm w set blue label blue,x=ocm x+capi ns/x set blue label blue,y=capi ns/y"
 	if strings.Join(names, ",") != want {
@@ -189,4 +181,13 @@ func (s namespaced) Children(ctx context.Context, conn *kube.Conn, connect bool)
 		found[i].Child.Edges[0].Namespace = "ns"
 	}
 	return found, err
+}
+
+// edgesOf is a child's edges, "capi ns/x+argocd x".
+func edgesOf(c fleet.Child) string {
+	edges := make([]string, len(c.Edges))
+	for i, e := range c.Edges {
+		edges[i] = e.String()
+	}
+	return strings.Join(edges, "+")
 }
