@@ -71,7 +71,7 @@ test: lint sandbox-bins flux-bins krew-bins ## Unit tests and end-to-end tests o
 # exec's write guard, and Argo CD cluster Secrets' config.
 FUZZ_TARGETS := ./pkg/kubeconfig:FuzzPolicy ./pkg/capi:FuzzClusterObject ./pkg/flux:FuzzFluxObjects \
 	./pkg/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./pkg/gitops:FuzzSetSuspend ./pkg/escape:FuzzString \
-	./pkg/execguard:FuzzExecVerb ./pkg/argocd:FuzzConfig
+	./pkg/execguard:FuzzExecVerb ./pkg/argocd:FuzzConfig ./pkg/gitops:FuzzSetAutomated
 FUZZTIME   ?= 5m
 
 .PHONY: fuzz

@@ -35,9 +35,19 @@ func ApplicationGVK() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}
 }
 
-// APIs are the Argo CD kinds the walk reads, as a kube.Connector maps them.
+// ApplicationSetGVK is the kind of an ApplicationSet, which a suspend
+// reads to tell whether it will undo the suspend of an Application it owns.
+func ApplicationSetGVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "ApplicationSet"}
+}
+
+// APIs are the Argo CD kinds kubectl fleet reads and writes, as a
+// kube.Connector maps them.
 func APIs() []kube.API {
-	return []kube.API{{GVK: ApplicationGVK(), Resource: "applications", Namespaced: true}}
+	return []kube.API{
+		{GVK: ApplicationGVK(), Resource: "applications", Namespaced: true},
+		{GVK: ApplicationSetGVK(), Resource: "applicationsets", Namespaced: true},
+	}
 }
 
 // Probe reads the Argo CD Applications of every cluster the walk
@@ -95,6 +105,7 @@ func applicationOf(u *unstructured.Unstructured) fleet.Application {
 	a := fleet.Application{
 		Namespace:      u.GetNamespace(),
 		Name:           u.GetName(),
+		Labels:         u.GetLabels(),
 		Project:        str("spec", "project"),
 		RepoURL:        str("spec", "source", "repoURL"),
 		Path:           str("spec", "source", "path"),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,12 @@ const (
 	flagGit            = "git"
 	flagBranch         = "branch"
 )
+
+// noMatch is what an operation that selected nothing says.
+const noMatch = "No matching Flux objects or Argo CD Applications."
+
+// applicationAliases are the names --kind takes for Argo CD Applications.
+func applicationAliases() []string { return []string{"application", "app", "applications", "apps"} }
 
 // pollInterval is how often --wait reads an object back.
 const pollInterval = 500 * time.Millisecond
@@ -106,12 +113,13 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 	for _, k := range flux.ListedKinds() {
 		kinds = append(kinds, k.Aliases[0])
 	}
+	kinds = append(kinds, applicationAliases()[0])
 	f := cmd.Flags()
 	o.AddFlags(f)
-	f.StringSliceVar(&o.Kinds, flagKind, nil, "Flux kinds to act on: kustomization (ks), helmrelease (hr), gitrepository, ocirepository, helmrepository (default kustomization,helmrelease)")
-	f.StringVar(&o.Name, flagName, "", "Only the Flux objects of this name")
-	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the Flux objects (e.g. -l app=cert-manager)")
-	f.BoolVarP(&o.AllNamespaces, flagAllNamespaces, "A", false, "Flux objects of every namespace (the default, unless -n is given)")
+	f.StringSliceVar(&o.Kinds, flagKind, nil, "Kinds to act on: kustomization (ks), helmrelease (hr), gitrepository, ocirepository, helmrepository, and Argo CD's application (app) (default kustomization,helmrelease,application)")
+	f.StringVar(&o.Name, flagName, "", "Only the objects of this name")
+	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the objects (e.g. -l app=cert-manager)")
+	f.BoolVarP(&o.AllNamespaces, flagAllNamespaces, "A", false, "Objects of every namespace (the default, unless -n is given)")
 	f.StringSliceVar(&o.Levels, flagLevel, nil, "Only clusters at these levels: root, master, tenant (default: every level of the selected subtrees)")
 	f.BoolVar(&o.All, flagAll, false, "Act on the whole fleet without PATH or --env")
 	f.BoolVarP(&o.Yes, flagYes, "y", false, "Do not ask for confirmation")
@@ -122,8 +130,8 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
 	switch verb.name {
 	case fluxop.Reconcile:
-		f.BoolVar(&o.WithSource, flagWithSource, false, "Reconcile each object's source first (once per cluster), and wait for it")
-		f.BoolVar(&o.Wait, flagWait, false, "Wait for each object to be reconciled and Ready")
+		f.BoolVar(&o.WithSource, flagWithSource, false, "Reconcile each object's source first (once per cluster), and wait for it; an Argo CD Application gets a hard refresh (its manifests rendered again)")
+		f.BoolVar(&o.Wait, flagWait, false, "Wait for each object to be reconciled and Ready (an Application: refreshed, status.reconciledAt past the request, and not Degraded)")
 		f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait or --with-source: how long to wait for each object")
 	case fluxop.Suspend:
 		f.StringVar(&o.Reason, flagReason, "", "Why, recorded in the kubectl-fleet/suspend-reason annotation (with --git: in the commit message)")
@@ -151,13 +159,17 @@ func (o *FluxActionOptions) Complete(c *cobra.Command, args []string) error {
 	}
 	kinds := o.Kinds
 	if len(kinds) == 0 {
-		kinds = []string{"kustomization", "helmrelease"}
+		kinds = []string{"kustomization", "helmrelease", "application"}
 	}
 	o.selection = fluxop.Selection{Kinds: map[string]bool{}, Name: o.Name, Levels: parseLevels(o.Levels), IncludeForeign: o.IncludeForeign || o.Git != ""}
 	for _, k := range kinds {
+		if slices.Contains(applicationAliases(), strings.ToLower(k)) {
+			o.selection.Kinds[fluxop.ApplicationKind] = true
+			continue
+		}
 		kind, err := flux.ParseKind(k)
 		if err != nil {
-			return fmt.Errorf("invalid --%s: %w", flagKind, err)
+			return fmt.Errorf("invalid --%s: %w, or Argo CD's %s", flagKind, err, strings.Join(applicationAliases(), ", "))
 		}
 		o.selection.Kinds[kind] = true
 	}
@@ -264,7 +276,7 @@ func (o *FluxActionOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(report.Results) == 0 {
-		fmt.Fprintln(o.ErrOut, "No matching Flux objects.")
+		fmt.Fprintln(o.ErrOut, noMatch)
 		return nil
 	}
 	if err := o.print(report); err != nil {

@@ -33,7 +33,7 @@ func (o *FluxActionOptions) runGit(ctx context.Context) error {
 	}
 	plan := fluxop.Select(res, o.verb.name, o.selection)
 	if len(plan.Targets) == 0 && len(plan.Decided()) == 0 {
-		fmt.Fprintln(o.ErrOut, "No matching Flux objects.")
+		fmt.Fprintln(o.ErrOut, noMatch)
 		return nil
 	}
 	if err := o.confirm(plan); err != nil {

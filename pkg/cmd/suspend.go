@@ -10,9 +10,9 @@ import (
 // NewCmdSuspend builds `kubectl fleet suspend`.
 func NewCmdSuspend(root *RootOptions) *cobra.Command {
 	return newFluxActionCommand(root, fluxVerb{name: fluxop.Suspend, present: "suspending"}, &cobra.Command{
-		Short: "Suspend Flux objects across the fleet, recording who and why",
+		Short: "Suspend Flux objects and Argo CD automated sync across the fleet, recording who and why",
 		Long: templates.LongDesc(`
-			Suspend Kustomizations and HelmReleases (or the kinds of --kind) on
+			Suspend Kustomizations, HelmReleases and Argo CD Applications (or the kinds of --kind) on
 			every selected cluster at once: spec.suspend is set, and the
 			annotations kubectl-fleet/suspended-by (--actor, default the user of
 			your kubeconfig context), kubectl-fleet/suspend-reason (--reason) and
@@ -24,12 +24,23 @@ func NewCmdSuspend(root *RootOptions) *cobra.Command {
 			(fluxcd/flux2#3462), that Kustomization's next run sets it back;
 			suspend it in git instead, or suspend the parent too.
 
+			An Argo CD Application gets spec.syncPolicy.automated.enabled: false
+			and the same annotations; one without automated sync is synced by
+			hand, has nothing to suspend, and is left alone, saying so. When an
+			ApplicationSet owns it and neither ignores /spec/syncPolicy
+			(ignoreApplicationDifferences) nor only creates Applications
+			(applicationsSync create-only or create-delete), a warning says the
+			ApplicationSet will write it back.
+
 			Selection, safety and exit codes are those of reconcile.`),
 		Example: templates.Examples(`
 			# Every HelmRelease named cert-manager across the fleet
 			kubectl fleet suspend --all --kind hr --name cert-manager --reason "INC-1234: bad chart"
 
 			# Everything on one tenant
-			kubectl fleet suspend aws/team-a --reason "migration" --yes`),
+			kubectl fleet suspend aws/team-a --reason "migration" --yes
+
+			# Argo CD's automated sync of every Application deploying to prod-eu
+			kubectl fleet suspend prod-eu --kind app --reason "freeze"`),
 	})
 }

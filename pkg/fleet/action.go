@@ -41,7 +41,11 @@ func (o Outcome) Changes() bool {
 // reached to operate on.
 type ActionResult struct {
 	// Cluster is the cluster's path; "" is the root.
-	Cluster   string  `json:"cluster"`
+	Cluster string `json:"cluster"`
+	// Target is, for an Argo CD Application, the path of the cluster it
+	// deploys to (Cluster holds it); nil when that is no cluster the walk
+	// knows, or for a Flux object.
+	Target    *string `json:"target,omitempty"`
 	Kind      string  `json:"kind,omitempty"`
 	Namespace string  `json:"namespace,omitempty"`
 	Name      string  `json:"name,omitempty"`

@@ -107,7 +107,10 @@ type Application struct {
 	Holder    string `json:"holder"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	Project   string `json:"project,omitempty"`
+	// Labels are the Application's labels: -l selects by them, and
+	// Flux's ownership labels say which Kustomization applies it.
+	Labels  map[string]string `json:"labels,omitempty"`
+	Project string            `json:"project,omitempty"`
 	// Destination is spec.destination as written: the server URL, or
 	// "name NAME" for a destination by name.
 	Destination string `json:"destination"`

@@ -2,21 +2,19 @@ package flux
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
 // Annotations that suspend writes and resume clears: who suspended an
@@ -35,52 +33,29 @@ const (
 var ErrSuspended = errors.New("suspended")
 
 func get(ctx context.Context, c client.Client, ref Ref) (*unstructured.Unstructured, error) {
-	k, err := gvk(ref.Kind)
+	k, err := kubeRef(ref)
 	if err != nil {
 		return nil, err
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(k)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
-		return nil, fmt.Errorf("failed to get %s: %w", ref, err)
-	}
-	return obj, nil
+	return kube.GetObject(ctx, c, k)
 }
 
-// patch applies mutate to the object behind ref as a JSON merge patch with
-// optimistic locking, and retries from a fresh read on a conflict, for as
-// long as ctx allows: a conflict means another writer got in between, and
-// under ordinary contention the next try wins. mutate returns false to
-// write nothing.
+// patch applies mutate to the object behind ref (kube.Mutate), written by
+// kubectl fleet.
 func patch(ctx context.Context, c client.Client, ref Ref, mutate func(*unstructured.Unstructured) (bool, error)) (bool, error) {
-	backoff := wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Jitter: 1, Steps: math.MaxInt32, Cap: 500 * time.Millisecond}
-	for tries := 1; ; tries++ {
-		changed, err := patchOnce(ctx, c, ref, mutate)
-		if !apierrors.IsConflict(err) {
-			return changed, err
-		}
-		select {
-		case <-ctx.Done():
-			return false, fmt.Errorf("%w (it kept changing: %d tries before %w)", err, tries, ctx.Err())
-		case <-time.After(backoff.Step()):
-		}
-	}
-}
-
-func patchOnce(ctx context.Context, c client.Client, ref Ref, mutate func(*unstructured.Unstructured) (bool, error)) (bool, error) {
-	obj, err := get(ctx, c, ref)
+	k, err := kubeRef(ref)
 	if err != nil {
 		return false, err
 	}
-	before := obj.DeepCopy()
-	changed, err := mutate(obj)
-	if err != nil || !changed {
-		return false, err
+	return kube.Mutate(ctx, c, k, FieldManager, mutate)
+}
+
+func kubeRef(ref Ref) (kube.Ref, error) {
+	k, err := gvk(ref.Kind)
+	if err != nil {
+		return kube.Ref{}, err
 	}
-	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager)); err != nil {
-		return false, fmt.Errorf("failed to update %s: %w", ref, err)
-	}
-	return true, nil
+	return kube.Ref{GVK: k, Namespace: ref.Namespace, Name: ref.Name}, nil
 }
 
 func suspended(obj *unstructured.Unstructured) bool {
@@ -103,12 +78,8 @@ func RequestReconcile(ctx context.Context, c client.Client, ref Ref, now time.Ti
 	if suspended(obj) {
 		return "", fmt.Errorf("%s is %w: resume it first", ref, ErrSuspended)
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{fluxmeta.ReconcileRequestAnnotation: token}}})
-	if err != nil {
+	if err := kube.Annotate(ctx, c, obj, FieldManager, map[string]string{fluxmeta.ReconcileRequestAnnotation: token}); err != nil {
 		return "", err
-	}
-	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldManager)); err != nil {
-		return "", fmt.Errorf("failed to update %s: %w", ref, err)
 	}
 	return token, nil
 }

@@ -3,6 +3,8 @@ package fluxop_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,7 +45,7 @@ func (c *cluster) Close()                                        {}
 func (c *cluster) Children(context.Context, bool) ([]fleet.Child, error) {
 	var out []fleet.Child
 	for _, ch := range c.children {
-		out = append(out, fleet.Child{Name: ch.name, Namespace: "fleet", KubeconfigSecret: ch.name + "-kubeconfig"})
+		out = append(out, fleet.Child{Name: ch.name, Namespace: "fleet", KubeconfigSecret: ch.name + "-kubeconfig", ArgoCDServer: "https://" + ch.name})
 	}
 	return out, nil
 }
@@ -269,5 +271,75 @@ func TestRunWithNothingSelectedAsksNothing(t *testing.T) {
 	report, err := fluxop.Run(context.Background(), plan, fluxop.Config{Executor: &executor{}, Confirm: func(*fluxop.Plan) error { return errors.New("asked") }})
 	if err != nil || len(report.Results) != 0 {
 		t.Errorf("report %+v, err %v; want an empty report", report, err)
+	}
+}
+
+// appsProbe gives a fake cluster Argo CD Applications.
+func appsProbe(apps map[string][]fleet.Application) fleet.Probe[*cluster] {
+	return fleet.NewProbe("argocd", func(_ context.Context, c *cluster) (func(*fleet.Node), error) {
+		return func(n *fleet.Node) {
+			if a, ok := apps[c.name]; ok {
+				n.ArgoCD = &fleet.ArgoCD{Installed: true, Applications: a}
+			}
+		}, nil
+	})
+}
+
+// An Application counts on the cluster it deploys to, and is written on
+// the cluster that holds it; one deploying nowhere known counts on its
+// holder. A manual one is left alone by suspend and resume, saying so.
+func TestSelectApplications(t *testing.T) {
+	on, off := true, false
+	app := func(name, dest string, automated *bool) fleet.Application {
+		return fleet.Application{Namespace: "argocd", Name: name, Destination: dest, Automated: automated}
+	}
+	aws := newCluster("aws").with(newCluster("team-a"))
+	root := newCluster("mom").with(aws)
+	apps := map[string][]fleet.Application{
+		"mom": {app("self", "https://kubernetes.default.svc", &on), app("to-aws", "https://aws", &on), app("manual", "https://aws", nil),
+			app("ghost", "https://gone", &on), app("paused", "https://aws", &off)},
+		"aws": {app("local", "name in-cluster", &on), app("to-team-a", "https://team-a", &on)},
+	}
+	// Argo CD on mom knows aws by its server URL; on aws, team-a.
+	res, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Depth: -1, KeepConnections: true}, appsProbe(apps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		verb   fluxop.Verb
+		levels fluxop.LevelSet
+		want   []string
+		held   []string
+	}{
+		{fluxop.Reconcile, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/manual → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, nil},
+		{fluxop.Suspend, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, []string{"/: argocd/manual synced by hand (no spec.syncPolicy.automated): nothing to suspend; left alone"}},
+		{fluxop.Resume, fluxop.LevelSet{fluxop.LevelRoot: true}, []string{"mom: argocd/ghost → none", "mom: argocd/self → "}, nil},
+		{fluxop.Resume, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/to-aws → aws"}, []string{
+			"/: argocd/manual synced by hand (no spec.syncPolicy.automated): nothing to resume; left alone",
+			"/: argocd/paused automated sync turned off without kubectl fleet's annotations (who did is not recorded): left off; --include-foreign turns it on"}},
+		{fluxop.Reconcile, fluxop.LevelSet{fluxop.LevelTenant: true}, []string{"aws: argocd/to-team-a → aws/team-a"}, nil},
+	} {
+		plan := fluxop.Select(res, tt.verb, fluxop.Selection{Kinds: map[string]bool{fluxop.ApplicationKind: true, "Kustomization": true}, Levels: tt.levels})
+		var got, held []string
+		for _, tg := range plan.Targets {
+			to := "none"
+			if tg.App.Target != nil {
+				to = *tg.App.Target
+			}
+			got = append(got, fmt.Sprintf("%s: %s/%s → %s", tg.Node.Name, tg.Object.Namespace, tg.Object.Name, to))
+			if tg.Client == nil || tg.Object.Kind != fluxop.ApplicationKind {
+				t.Errorf("%s: no client of its holder, or kind %q", tg.Object.Name, tg.Object.Kind)
+			}
+		}
+		for _, h := range plan.Held {
+			held = append(held, fmt.Sprintf("%s: %s/%s %s", fleet.DisplayPath(h.Cluster), h.Namespace, h.Name, h.Message))
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s at %v: targets (-want +got):\n%s", tt.verb, tt.levels, diff)
+		}
+		if diff := cmp.Diff(tt.held, held); diff != "" {
+			t.Errorf("%s at %v: held (-want +got):\n%s", tt.verb, tt.levels, diff)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/gitops"
@@ -70,8 +71,7 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		selected[t.Node.Path] = true
 	}
 	for _, t := range plan.Targets {
-		k, _ := flux.KindNamed(t.Object.Kind)
-		o := gitops.Object{Group: k.API.GVK.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}
+		o := gitops.Object{Group: groupOf(&t), Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}
 		where := fmt.Sprintf("%s on %s", o, clusterName(t.Node.Path))
 		owner, on := l.Owner(t.Node, t.Object.Labels)
 		m, err := l.Locate(o, owner)
@@ -89,11 +89,22 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		}
 		res := fleet.ActionResult{Cluster: t.Node.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Message: m.String()}
 		key := done{m.File, m.Doc}
-		after, changed, err := gitops.SetSuspend(e.After, m.Doc, plan.Verb == Suspend)
+		var after []byte
+		var changed, manual bool
+		if t.App != nil {
+			res.Target = t.App.Target
+			after, changed, manual, err = gitops.SetAutomated(e.After, m.Doc, plan.Verb == Resume)
+		} else {
+			after, changed, err = gitops.SetSuspend(e.After, m.Doc, plan.Verb == Suspend)
+		}
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %s: %v", where, m, err))
 			continue
+		case manual:
+			// The cluster saw automated sync; the manifest has none: the
+			// commit would change nothing, and the cluster differs from git.
+			res.Result, res.Message = fleet.Skipped, m.String()+": synced by hand in git (no spec.syncPolicy.automated): nothing to "+string(plan.Verb)+"; left alone"
 		case changed || applied[key]:
 			e.After, applied[key] = after, true
 			res.Result = fleet.Committed
@@ -177,15 +188,25 @@ func (c *GitChange) Message(reason, command string) string {
 			changed = append(changed, r)
 		}
 	}
+	noun := "Flux object"
+	for _, r := range changed {
+		if r.Kind == ApplicationKind {
+			noun = "object"
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s on %s\n\n", c.Verb, fleet.Plural(len(changed), "Flux object"), fleet.Plural(len(c.Clusters), "cluster"))
+	fmt.Fprintf(&b, "%s %s on %s\n\n", c.Verb, fleet.Plural(len(changed), noun), fleet.Plural(len(c.Clusters), "cluster"))
 	if reason == "" {
 		reason = "none given"
 	}
 	fmt.Fprintf(&b, "Reason: %s\n\n", reason)
 	b.WriteString("Objects:\n")
 	for _, r := range changed {
-		fmt.Fprintf(&b, "- %s %s/%s on %s (%s)\n", r.Kind, r.Namespace, r.Name, clusterName(r.Cluster), r.Message)
+		deploys := ""
+		if r.Target != nil {
+			deploys = ", deploying to " + clusterName(*r.Target)
+		}
+		fmt.Fprintf(&b, "- %s %s/%s on %s%s (%s)\n", r.Kind, r.Namespace, r.Name, clusterName(r.Cluster), deploys, r.Message)
 	}
 	shown := make([]string, 0, len(c.Clusters))
 	for _, p := range c.Clusters {
@@ -254,4 +275,13 @@ func RunGit(ctx context.Context, change *GitChange, l *gitops.Locator, run GitRu
 	sortResults(report.Results)
 	summarize(report, run.Now().Sub(run.Started))
 	return report, nil
+}
+
+// groupOf is the API group of a target's kind.
+func groupOf(t *Target) string {
+	if t.App != nil {
+		return argocd.ApplicationGVK().Group
+	}
+	k, _ := flux.KindNamed(t.Object.Kind)
+	return k.API.GVK.Group
 }

@@ -72,6 +72,9 @@ func (r *liveRun) act(ctx context.Context, t *Target) fleet.ActionResult {
 	if t.Client == nil {
 		return failed(errors.New("no connection to the cluster"))
 	}
+	if t.App != nil {
+		return r.actOnApplication(ctx, t)
+	}
 	switch r.verb {
 	case Reconcile:
 		return r.reconcile(ctx, t)
@@ -108,7 +111,7 @@ func (r *liveRun) request(ctx context.Context) (context.Context, context.CancelF
 // WithSource, and waits with Wait.
 func (r *liveRun) reconcile(ctx context.Context, t *Target) fleet.ActionResult {
 	if t.Object.Suspended {
-		return r.suspendedResult()
+		return skipped(t, r.named)
 	}
 	ref := t.Ref()
 	if r.WithSource {
@@ -129,13 +132,6 @@ func (r *liveRun) reconcile(ctx context.Context, t *Target) fleet.ActionResult {
 	return res
 }
 
-func (r *liveRun) suspendedResult() fleet.ActionResult {
-	if r.named {
-		return fleet.ActionResult{Result: fleet.Refused, Failed: true, Message: ResumeFirst}
-	}
-	return fleet.ActionResult{Result: fleet.Skipped, Message: "suspended"}
-}
-
 // reconcileOne requests one reconciliation and, if wait, waits for it.
 func (r *liveRun) reconcileOne(ctx context.Context, c client.Client, ref flux.Ref, wait bool) fleet.ActionResult {
 	rctx, cancel := r.request(ctx)
@@ -143,7 +139,7 @@ func (r *liveRun) reconcileOne(ctx context.Context, c client.Client, ref flux.Re
 	cancel()
 	switch {
 	case errors.Is(err, flux.ErrSuspended):
-		return r.suspendedResult()
+		return skipped(&Target{}, r.named)
 	case err != nil:
 		return failed(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 )
 
@@ -68,6 +69,9 @@ func Run(ctx context.Context, plan *Plan, cfg Config) (*fleet.ActionReport, erro
 	for i := range plan.Targets {
 		t := &plan.Targets[i]
 		results[i].Cluster, results[i].Kind, results[i].Namespace, results[i].Name = t.Node.Path, t.Object.Kind, t.Object.Namespace, t.Object.Name
+		if t.App != nil {
+			results[i].Target = t.App.Target
+		}
 	}
 	report.Results = append(report.Results, results...)
 	sortResults(report.Results)
@@ -97,17 +101,37 @@ const ResumeFirst = "suspended: resume it first (kubectl fleet resume)"
 // dryRun is what the verb would do with t, known from the walk alone.
 func dryRun(plan *Plan, t *Target) fleet.ActionResult {
 	verb, suspended := plan.Verb, t.Object.Suspended
+	if t.App != nil && verb == Reconcile {
+		// A refresh compares an Application whose automated sync is off
+		// too; only one the controller skips is not refreshed.
+		suspended = t.App.SkipReconcile
+	}
 	switch {
-	case verb == Reconcile && suspended && plan.Named:
-		return fleet.ActionResult{Result: fleet.WouldRefuse, Failed: true, Message: ResumeFirst}
 	case verb == Reconcile && suspended:
-		return fleet.ActionResult{Result: fleet.WouldSkip, Message: "suspended"}
+		res := skipped(t, plan.Named)
+		res.Result = map[fleet.Outcome]fleet.Outcome{fleet.Refused: fleet.WouldRefuse, fleet.Skipped: fleet.WouldSkip}[res.Result]
+		return res
 	case verb == Suspend && suspended:
 		return fleet.ActionResult{Result: fleet.AlreadySuspended}
 	case verb == Resume && !suspended:
 		return fleet.ActionResult{Result: fleet.NotSuspended}
 	}
 	return fleet.ActionResult{Result: map[Verb]fleet.Outcome{Reconcile: fleet.WouldReconcile, Suspend: fleet.WouldSuspend, Resume: fleet.WouldResume}[verb]}
+}
+
+// skipped is the result of a reconcile of a suspended Flux object, or an
+// Application the controller skips: refused when it was named, else
+// skipped.
+func skipped(t *Target, named bool) fleet.ActionResult {
+	why, refusal := "suspended", ResumeFirst
+	if t.App != nil {
+		why = argocd.ErrSkipReconcile.Error()
+		refusal = why + ": remove the annotation first"
+	}
+	if named {
+		return fleet.ActionResult{Result: fleet.Refused, Failed: true, Message: refusal}
+	}
+	return fleet.ActionResult{Result: fleet.Skipped, Message: why}
 }
 
 func summarize(r *fleet.ActionReport, took time.Duration) {

@@ -93,10 +93,21 @@ func (s *Selection) matches(o *fleet.FluxObject) bool {
 		(s.Labels == nil || s.Labels.Matches(labels.Set(o.Labels)))
 }
 
-// Target is one Flux object on one cluster to act on.
+// ApplicationKind is the kind of Argo CD's Applications in a Selection,
+// beside Flux's kinds.
+const ApplicationKind = "Application"
+
+// Target is one Flux object or Argo CD Application on one cluster to act
+// on.
 type Target struct {
-	Node   *fleet.Node
+	// Node is the cluster the object is on: for an Application, the
+	// cluster that holds it, which may not be the one it deploys to.
+	Node *fleet.Node
+	// Object is the Flux object; for an Application, its kind, namespace,
+	// name and labels, and Suspended when its automated sync is off.
 	Object fleet.FluxObject
+	// App is the Application, when the target is one.
+	App *fleet.Application
 	// Client reaches the object's cluster through the walk's connection;
 	// nil when the walk kept no connections (a dry run).
 	Client client.Client
@@ -138,9 +149,20 @@ func (p *Plan) Clusters() int {
 }
 
 // Select picks the targets of verb on the clusters res selected, at the
-// selected levels.
+// selected levels. A Flux object counts on the cluster that holds it; an
+// Argo CD Application on the cluster it deploys to (the tree draws it
+// there), or, deploying to none the walk knows, on its holder; it is
+// written on its holder, through the holder's connection.
 func Select[C kube.Connected](res *fleet.Result[C], verb Verb, sel Selection) *Plan {
 	plan := &Plan{Verb: verb, Named: sel.Name != ""}
+	clientOf := func(n *fleet.Node) client.Client {
+		if conn, ok := res.Conn(n); ok {
+			return conn.Kube().Client()
+		}
+		return nil
+	}
+	nodes := map[string]*fleet.Node{}
+	res.Root.Walk(func(n *fleet.Node) { nodes[n.Path] = n })
 	for _, n := range res.Nodes() {
 		if !sel.Levels.Has(n) {
 			continue
@@ -149,31 +171,75 @@ func Select[C kube.Connected](res *fleet.Result[C], verb Verb, sel Selection) *P
 			plan.Unreached = append(plan.Unreached, fleet.ActionResult{Cluster: n.Path, Result: fleet.Failed, Failed: true, Message: "cluster not reached: " + n.Error})
 			continue
 		}
-		if n.Flux == nil {
-			continue
-		}
-		// A kind that could not be listed there is a failure of the
-		// cluster for that kind: its objects are not known, so not acted on.
-		for _, kind := range slices.Sorted(maps.Keys(n.Flux.Unread)) {
-			if sel.Kinds[kind] {
-				plan.Unreached = append(plan.Unreached, fleet.ActionResult{Cluster: n.Path, Result: fleet.Failed, Failed: true,
-					Message: fmt.Sprintf("%ss not listed, none acted on: %s", kind, n.Flux.Unread[kind])})
-			}
-		}
-		var c client.Client
-		if conn, ok := res.Conn(n); ok {
-			c = conn.Kube().Client()
-		}
-		for i := range n.Flux.Objects {
-			o := &n.Flux.Objects[i]
-			switch {
-			case !sel.matches(o):
-			case verb == Resume && foreign(o) && !sel.IncludeForeign:
-				plan.Held = append(plan.Held, fleet.ActionResult{Cluster: n.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped, Message: heldMessage(o)})
-			default:
-				plan.Targets = append(plan.Targets, Target{Node: n, Object: *o, Client: c})
-			}
+		plan.selectFlux(n, clientOf(n), sel)
+		if sel.Kinds[ApplicationKind] {
+			plan.selectApplications(n, nodes, clientOf, sel)
 		}
 	}
 	return plan
+}
+
+func (p *Plan) selectFlux(n *fleet.Node, c client.Client, sel Selection) {
+	if n.Flux == nil {
+		return
+	}
+	// A kind that could not be listed there is a failure of the cluster
+	// for that kind: its objects are not known, so not acted on.
+	for _, kind := range slices.Sorted(maps.Keys(n.Flux.Unread)) {
+		if sel.Kinds[kind] {
+			p.Unreached = append(p.Unreached, fleet.ActionResult{Cluster: n.Path, Result: fleet.Failed, Failed: true,
+				Message: fmt.Sprintf("%ss not listed, none acted on: %s", kind, n.Flux.Unread[kind])})
+		}
+	}
+	for i := range n.Flux.Objects {
+		o := &n.Flux.Objects[i]
+		switch {
+		case !sel.matches(o):
+		case p.Verb == Resume && foreign(o) && !sel.IncludeForeign:
+			p.Held = append(p.Held, fleet.ActionResult{Cluster: n.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped, Message: heldMessage(o)})
+		default:
+			p.Targets = append(p.Targets, Target{Node: n, Object: *o, Client: c})
+		}
+	}
+}
+
+// selectApplications picks the Applications that count on n: those that
+// deploy to it, wherever the walk found their holder, and those n holds
+// that deploy to no cluster the walk knows.
+func (p *Plan) selectApplications(n *fleet.Node, nodes map[string]*fleet.Node, clientOf func(*fleet.Node) client.Client, sel Selection) {
+	if n.ArgoCD != nil && n.ArgoCD.Error != "" {
+		p.Unreached = append(p.Unreached, fleet.ActionResult{Cluster: n.Path, Result: fleet.Failed, Failed: true,
+			Message: "Applications not listed, none acted on: " + n.ArgoCD.Error})
+	}
+	apps := slices.Clone(n.Applications)
+	if n.ArgoCD != nil {
+		for _, a := range n.ArgoCD.Applications {
+			if a.Target == nil || nodes[*a.Target] == nil {
+				apps = append(apps, a)
+			}
+		}
+	}
+	for i := range apps {
+		a := &apps[i]
+		holder := nodes[a.Holder]
+		o := applicationObject(a)
+		switch {
+		case holder == nil || !sel.matches(&o):
+		case p.Verb != Reconcile && a.Automated == nil:
+			p.Held = append(p.Held, fleet.ActionResult{Cluster: a.Holder, Target: a.Target, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped,
+				Message: "synced by hand (no spec.syncPolicy.automated): nothing to " + string(p.Verb) + "; left alone"})
+		case p.Verb == Resume && foreign(&o) && !sel.IncludeForeign:
+			p.Held = append(p.Held, fleet.ActionResult{Cluster: a.Holder, Target: a.Target, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped,
+				Message: "automated sync turned off without kubectl fleet's annotations (who did is not recorded): left off; --include-foreign turns it on"})
+		default:
+			p.Targets = append(p.Targets, Target{Node: holder, Object: o, App: a, Client: clientOf(holder)})
+		}
+	}
+}
+
+// applicationObject is what a selection and a plan read of an
+// Application, as of a Flux object: suspended when automated sync is off.
+func applicationObject(a *fleet.Application) fleet.FluxObject {
+	return fleet.FluxObject{Kind: ApplicationKind, Namespace: a.Namespace, Name: a.Name, Labels: a.Labels,
+		Suspended: a.Automated != nil && !*a.Automated, Suspension: a.Suspension}
 }

@@ -1,8 +1,3 @@
-// Package gitops makes git the write path of kubectl fleet: it finds the
-// manifest in a checkout of the fleet repository that declares an object,
-// edits it in place, byte for byte but for the change, and commits with the
-// user's own git. It also says which commit a checkout has for a branch,
-// for the drift of GitRepositories.
 package gitops
 
 import (
@@ -30,7 +25,8 @@ type Checkout struct {
 	// refs maps refs/heads/* and refs/remotes/* to their commits.
 	refs map[string]string
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// files are the files read and parsed so far, each once (parse).
 	files map[string]*file
 }
 
@@ -101,6 +97,12 @@ func (c *Checkout) Head(remote, branch string) (string, bool) {
 	}
 	commit, ok := c.refs["refs/heads/"+branch]
 	return commit, ok
+}
+
+// BranchExists reports whether the checkout has a local branch of the name.
+func (c *Checkout) BranchExists(name string) bool {
+	_, ok := c.refs["refs/heads/"+name]
+	return ok
 }
 
 // NormalizeURL reduces a git URL to host/path, so that the https, ssh and

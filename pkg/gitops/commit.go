@@ -64,12 +64,6 @@ func (c *Checkout) Dirty(ctx context.Context, edits []*Edit) ([]string, error) {
 	return dirty, nil
 }
 
-// BranchExists reports whether the checkout has a local branch of the name.
-func (c *Checkout) BranchExists(name string) bool {
-	_, ok := c.refs["refs/heads/"+name]
-	return ok
-}
-
 // Commit writes the edits and commits exactly those files, with message,
 // through the user's git: their identity, hooks and signing. With branch,
 // it first creates that branch from HEAD and switches to it. When anything

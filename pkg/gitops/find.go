@@ -15,6 +15,23 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// Object identifies a manifest: the API group (not the version: a
+// manifest may declare another served version), kind, namespace and name.
+type Object struct {
+	Group, Kind, Namespace, Name string
+}
+
+func (o Object) String() string {
+	g := o.Group
+	if g != "" {
+		g = "." + g
+	}
+	if o.Namespace == "" {
+		return o.Kind + g + " " + o.Name
+	}
+	return o.Kind + g + " " + o.Namespace + "/" + o.Name
+}
+
 // kustomizationFiles are the names kustomize reads a directory's
 // kustomization from.
 func kustomizationFiles() []string {
@@ -122,33 +139,23 @@ func (c *Checkout) collectKustomization(file string, files, dirs map[string]bool
 	return nil
 }
 
-// Object identifies a manifest: the API group (not the version: a
-// manifest may declare another served version), kind, namespace and name.
-type Object struct {
-	Group, Kind, Namespace, Name string
+// AllFiles are every YAML file of the checkout, for the search of last resort.
+func (c *Checkout) AllFiles() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(c.Dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && p != c.Dir && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir
+		case !d.IsDir() && d.Type().IsRegular() && isYAML(d.Name()):
+			out = append(out, c.rel(p))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
 }
-
-func (o Object) String() string {
-	g := o.Group
-	if g != "" {
-		g = "." + g
-	}
-	if o.Namespace == "" {
-		return o.Kind + g + " " + o.Name
-	}
-	return o.Kind + g + " " + o.Namespace + "/" + o.Name
-}
-
-// Match is a document of a file that declares an object.
-type Match struct {
-	File string
-	// Doc is the document's index in the file, from 0.
-	Doc int
-	// Line is where the document's object starts, from 1.
-	Line int
-}
-
-func (m Match) String() string { return fmt.Sprintf("%s:%d", m.File, m.Line) }
 
 // file is a parsed manifest file.
 type file struct {
@@ -217,6 +224,17 @@ func identify(doc *yaml.Node) (Object, bool) {
 	return Object{Group: group, Kind: kind, Namespace: str("metadata", "namespace"), Name: name}, true
 }
 
+// Match is a document of a file that declares an object.
+type Match struct {
+	File string
+	// Doc is the document's index in the file, from 0.
+	Doc int
+	// Line is where the document's object starts, from 1.
+	Line int
+}
+
+func (m Match) String() string { return fmt.Sprintf("%s:%d", m.File, m.Line) }
+
 // Find returns the documents among files that declare obj. A document
 // without a namespace matches an object of any namespace (kustomize or
 // the Kustomization may set it) only when no document names it exactly.
@@ -248,22 +266,4 @@ func (c *Checkout) Find(obj Object, files []string) ([]Match, []error) {
 		return exact, errs
 	}
 	return loose, errs
-}
-
-// AllFiles are every YAML file of the checkout, for the search of last resort.
-func (c *Checkout) AllFiles() ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(c.Dir, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return nil
-		case d.IsDir() && p != c.Dir && strings.HasPrefix(d.Name(), "."):
-			return filepath.SkipDir
-		case !d.IsDir() && d.Type().IsRegular() && isYAML(d.Name()):
-			out = append(out, c.rel(p))
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out, err
 }

@@ -46,31 +46,6 @@ func NewLocator(c *Checkout, root *fleet.Node, sources map[string]bool) *Locator
 	return l
 }
 
-// NotFoundError says that no manifest declares an object, and where the
-// search looked.
-type NotFoundError struct {
-	Object   Object
-	Searched []string
-}
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no manifest in the checkout declares %s (searched %s)", e.Object, strings.Join(e.Searched, ", then "))
-}
-
-// AmbiguousError says that several manifests declare an object.
-type AmbiguousError struct {
-	Object  Object
-	Matches []Match
-}
-
-func (e *AmbiguousError) Error() string {
-	ms := make([]string, 0, len(e.Matches))
-	for _, m := range e.Matches {
-		ms = append(ms, m.String())
-	}
-	return fmt.Sprintf("%d manifests declare %s: %s; edit the one meant by hand", len(e.Matches), e.Object, strings.Join(ms, ", "))
-}
-
 // Owner is the Kustomization (or HelmRelease) that applied an object of
 // cluster n, from the object's ownership labels, and the cluster it is on:
 // n itself or, when it applied to n from the parent through
@@ -106,9 +81,27 @@ func (l *Locator) ownerByRef(n *fleet.Node, ref flux.Ref) (*fleet.FluxObject, *f
 	return nil, nil
 }
 
-// Locate finds the one document declaring o, an object of cluster n
-// applied by owner (nil when unknown): in the files its owner
-// Kustomization builds from, then in the whole checkout.
+// Files are the files a Kustomization path builds from, read once.
+func (l *Locator) Files(path string) ([]string, error) {
+	l.mu.Lock()
+	files, ok := l.files[path]
+	l.mu.Unlock()
+	if ok {
+		return files, nil
+	}
+	files, err := l.Checkout.Files(path)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.files[path] = files
+	l.mu.Unlock()
+	return files, nil
+}
+
+// Locate finds the one document declaring o, applied by owner (nil when
+// unknown): in the files its owner Kustomization builds from, then in the
+// whole checkout.
 func (l *Locator) Locate(o Object, owner *fleet.FluxObject) (Match, error) {
 	var searched []string
 	if owner != nil && owner.Kind == helmv2.HelmReleaseKind {
@@ -149,6 +142,31 @@ func one(o Object, ms []Match) (Match, error) {
 	return ms[0], nil
 }
 
+// NotFoundError says that no manifest declares an object, and where the
+// search looked.
+type NotFoundError struct {
+	Object   Object
+	Searched []string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no manifest in the checkout declares %s (searched %s)", e.Object, strings.Join(e.Searched, ", then "))
+}
+
+// AmbiguousError says that several manifests declare an object.
+type AmbiguousError struct {
+	Object  Object
+	Matches []Match
+}
+
+func (e *AmbiguousError) Error() string {
+	ms := make([]string, 0, len(e.Matches))
+	for _, m := range e.Matches {
+		ms = append(ms, m.String())
+	}
+	return fmt.Sprintf("%d manifests declare %s: %s; edit the one meant by hand", len(e.Matches), e.Object, strings.Join(ms, ", "))
+}
+
 // unparsable turns files that could not be parsed into notes: the object
 // may be in one of them.
 func unparsable(errs []error) []error {
@@ -159,23 +177,28 @@ func unparsable(errs []error) []error {
 	return out
 }
 
-// Files are the files a Kustomization path builds from, read once.
-func (l *Locator) Files(path string) ([]string, error) {
-	l.mu.Lock()
-	files, ok := l.files[path]
-	l.mu.Unlock()
-	if ok {
-		return files, nil
+// DeclareClusters sets DeclaredIn of each of nodes but the root: the
+// document that declares its CAPI Cluster object on the parent, found
+// through the Flux object that declares it (DeclaredBy). A Cluster whose
+// manifest is not found, or not unique, keeps DeclaredIn empty.
+func (l *Locator) DeclareClusters(nodes []*fleet.Node) {
+	for _, n := range nodes {
+		p := l.parents[n]
+		if p == nil {
+			continue
+		}
+		var owner *fleet.FluxObject
+		if ref, err := flux.ParseDeclaredBy(n.DeclaredBy); err == nil {
+			owner, _ = l.ownerByRef(p, ref)
+		}
+		if m, err := l.Locate(Object{Group: "cluster.x-k8s.io", Kind: "Cluster", Namespace: n.Namespace, Name: n.Name}, owner); err == nil {
+			n.DeclaredIn = m.String()
+		}
 	}
-	files, err := l.Checkout.Files(path)
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	l.files[path] = files
-	l.mu.Unlock()
-	return files, nil
 }
+
+// The way back, for the commit: from an edited file to the clusters that
+// apply it, and to the remote its change goes to.
 
 // User is a Kustomization whose build includes a file of the checkout, and
 // the cluster it applies to.
@@ -261,24 +284,4 @@ func gitSource(n *fleet.Node, k fleet.FluxObject) *fleet.FluxObject {
 		}
 	}
 	return nil
-}
-
-// DeclareClusters sets DeclaredIn of each of nodes but the root: the
-// document that declares its CAPI Cluster object on the parent, found
-// through the Flux object that declares it (DeclaredBy). A Cluster whose
-// manifest is not found, or not unique, keeps DeclaredIn empty.
-func (l *Locator) DeclareClusters(nodes []*fleet.Node) {
-	for _, n := range nodes {
-		p := l.parents[n]
-		if p == nil {
-			continue
-		}
-		var owner *fleet.FluxObject
-		if ref, err := flux.ParseDeclaredBy(n.DeclaredBy); err == nil {
-			owner, _ = l.ownerByRef(p, ref)
-		}
-		if m, err := l.Locate(Object{Group: "cluster.x-k8s.io", Kind: "Cluster", Namespace: n.Namespace, Name: n.Name}, owner); err == nil {
-			n.DeclaredIn = m.String()
-		}
-	}
 }

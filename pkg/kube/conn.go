@@ -232,13 +232,45 @@ func (c *Conn) List(ctx context.Context, list client.ObjectList, opts ...client.
 		return notServed(gvk)
 	}
 	err = c.client.List(ctx, list, append(opts, fromCache())...)
-	if isNotServed(err) {
+	// An apiserver authorizes before it routes: a user whose role does
+	// not name a group gets 403, not 404, for a kind the cluster does not
+	// serve at all. Discovery, which every user may read, tells the two
+	// apart, and costs a request only on that path.
+	forbiddenUnserved := apierrors.IsForbidden(err) && gvk.Group != "" && !c.serves(ctx, gvk)
+	if forbiddenUnserved || isNotServed(err) {
 		c.mu.Lock()
 		c.unserved[gvk] = true
 		c.mu.Unlock()
 		return notServed(gvk)
 	}
 	return err
+}
+
+// serves asks discovery whether the cluster serves gvk: false only when
+// its group and version answer 404 or do not list the kind. Anything else
+// (an error, a body that is no resource list) is taken as served, so the
+// list's own error stands.
+func (c *Conn) serves(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	if c.rest == nil { // a connection around a client alone (tests)
+		return true
+	}
+	body, err := c.rest.Get().AbsPath("/apis", gvk.Group, gvk.Version).Do(ctx).Raw()
+	switch {
+	case apierrors.IsNotFound(err):
+		return false
+	case err != nil:
+		return true
+	}
+	var resources metav1.APIResourceList
+	if json.Unmarshal(body, &resources) != nil || resources.GroupVersion == "" {
+		return true
+	}
+	for _, r := range resources.APIResources {
+		if r.Kind == gvk.Kind {
+			return true
+		}
+	}
+	return false
 }
 
 // Served reports whether the cluster serves a kind, as far as the

@@ -14,7 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
@@ -149,5 +152,67 @@ func TestRedactURL(t *testing.T) {
 		if got := kube.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A user whose role does not name a group gets 403 for a kind the cluster
+// does not serve: discovery says it is not served, and it is not an error.
+// Where discovery lists the kind, the 403 stands.
+func TestForbiddenListOfAKindNotServed(t *testing.T) {
+	forbidden := func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`))
+	}
+	for _, tt := range []struct {
+		name      string
+		discovery string // "" answers 404
+		served    bool
+	}{
+		{"group not served", "", false},
+		{"group served without the kind", `{"kind":"APIResourceList","groupVersion":"example.io/v1","resources":[{"name":"others","kind":"Other","namespaced":true}]}`, false},
+		{"kind served", `{"kind":"APIResourceList","groupVersion":"example.io/v1","resources":[{"name":"widgets","kind":"Widget","namespaced":true}]}`, true},
+		{"discovery garbage", `<html>`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var discovered atomic.Int64
+			s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/apis/example.io/v1/widgets":
+					forbidden(w)
+				case "/apis/example.io/v1":
+					discovered.Add(1)
+					if tt.discovery == "" {
+						w.WriteHeader(http.StatusNotFound)
+						return
+					}
+					_, _ = w.Write([]byte(tt.discovery))
+				default:
+					w.WriteHeader(http.StatusNotFound)
+				}
+			}))
+			defer s.Close()
+			gvk := schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: "Widget"}
+			scheme := runtime.NewScheme()
+			scheme.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+			scheme.AddKnownTypeWithName(gvk.GroupVersion().WithKind("WidgetList"), &unstructured.UnstructuredList{})
+			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+			c, err := kube.NewConnector(scheme, []kube.API{{GVK: gvk, Resource: "widgets", Namespaced: true}}, kube.Options{}).
+				Connect(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				list := &unstructured.UnstructuredList{}
+				list.SetGroupVersionKind(gvk.GroupVersion().WithKind("WidgetList"))
+				err = c.List(context.Background(), list)
+				if tt.served != apierrors.IsForbidden(err) || !tt.served != errors.Is(err, kube.ErrNotServed) {
+					t.Fatalf("err = %v; want forbidden: %v, not served: %v", err, tt.served, !tt.served)
+				}
+			}
+			if want := map[bool]int64{true: 2, false: 1}[tt.served]; discovered.Load() != want {
+				t.Errorf("discovery asked %d times, want %d (not served is remembered)", discovered.Load(), want)
+			}
+		})
 	}
 }

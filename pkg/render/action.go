@@ -29,6 +29,9 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 		if res.Source {
 			object += " (source)"
 		}
+		if res.Target != nil {
+			object += " → " + fleet.DisplayPath(*res.Target)
+		}
 		rows = append(rows, []string{fleet.DisplayPath(res.Cluster), object, string(res.Result), duration(res.Seconds), dash(oneLine(res.Message))})
 	}
 	headers := []string{"CLUSTER", "OBJECT", "RESULT", "DURATION", "MESSAGE"}
