@@ -385,7 +385,7 @@ func TestCustomIndexInstallAndUpgradeAsDocumented(t *testing.T) {
 	}
 
 	// kubectl completes "kubectl fleet …" through the helper.
-	if out := e.run(t, e.home, "kubectl __complete fleet rec"); !strings.Contains(out, "\nreconcile\tAsk Flux to reconcile") {
+	if out := e.run(t, e.home, "kubectl __complete fleet rec"); !strings.Contains(out, "\nreconcile\tAsk Flux and Argo CD to reconcile") {
 		t.Errorf("kubectl __complete fleet rec printed %q", out)
 	}
 	if out := e.run(t, e.home, "kubectl __complete fleet reconcile --kind ''"); !strings.Contains(out, "kustomization\nhelmrelease\n") {

@@ -6,7 +6,10 @@
 // in the middle of a walk, or serves names and messages full of terminal
 // escape sequences. It serves just enough of the Kubernetes API for
 // kubectl fleet's walk: /version, the kube-system Namespace, CAPI
-// Clusters, their kubeconfig Secrets and Kustomizations.
+// Clusters, their kubeconfig Secrets and Kustomizations; and, when given
+// Objects, the Argo CD cluster Secrets and Applications and the OCM
+// ManagedClusters, ManagedServiceAccounts and token Secrets of a hub
+// (objects.go).
 package hostile
 
 import (
@@ -78,8 +81,18 @@ type Server struct {
 	Token          string
 	Clusters       []Cluster
 	Kustomizations []Kustomization
+	// Objects are served beside Clusters and Kustomizations, each as its
+	// apiVersion and kind say (Kinds): Secrets, ManagedClusters,
+	// ManagedServiceAccounts and Applications, as raw as a test makes
+	// them. A kind none of them has is not served (404), as before.
+	Objects []Object
 	// Version is the gitVersion of /version.
 	Version string
+	// UID is the UID of the kube-system Namespace, the server's identity:
+	// every server Start makes has the same one (RotatingUID a new one on
+	// every request), so that servers which should be told apart need one
+	// of their own.
+	UID string
 
 	// URL is https://127.0.0.1:PORT; CA is the PEM of its certificate.
 	URL string
@@ -99,7 +112,7 @@ type Server struct {
 
 // Start starts a server of behaviour b on loopback. Close stops it.
 func Start(b Behaviour) (*Server, error) {
-	s := &Server{Behaviour: b, Token: "hostile-token-" + string(b), Version: "v1.36.3", stop: make(chan struct{})}
+	s := &Server{Behaviour: b, Token: "hostile-token-" + string(b), Version: "v1.36.3", UID: "00000000-0000-0000-0000-000000000001", stop: make(chan struct{})}
 	if b == HangAfterAccept {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -232,12 +245,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://"+s.leak.Listener.Addr().String()+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 		return
 	}
+	if s.serveObjects(w, r) {
+		return
+	}
 	path := r.URL.Path
 	switch {
 	case path == "/version":
 		writeJSON(w, map[string]any{"major": "1", "minor": "36", "gitVersion": s.Version})
 	case path == "/api/v1/namespaces/kube-system":
-		uid := "00000000-0000-0000-0000-000000000001"
+		uid := s.UID
 		if s.Behaviour == RotatingUID {
 			uid = fmt.Sprintf("99999999-0000-0000-0000-%012d", s.uid.Add(1))
 		}
@@ -248,17 +264,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, s.clusterList())
-	case path == "/api/v1/secrets":
-		writeJSON(w, s.secretList())
-	case strings.HasPrefix(path, "/api/v1/namespaces/") && strings.Contains(path, "/secrets/"):
-		for _, sec := range s.secretList()["items"].([]any) {
-			m := sec.(map[string]any)["metadata"].(map[string]any)
-			if path == "/api/v1/namespaces/"+m["namespace"].(string)+"/secrets/"+m["name"].(string) {
-				writeJSON(w, sec)
-				return
-			}
-		}
-		notFound(w)
 	case path == "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations" && len(s.Kustomizations) > 0:
 		writeJSON(w, s.kustomizationList())
 	default:

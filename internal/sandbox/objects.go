@@ -173,7 +173,7 @@ func (f *Fleet) createUserSecret(ctx context.Context, parent *server, child *Clu
 
 // restrictedKubeconfig is a kubeconfig of a user whose RBAC on s reads
 // (and patches Flux objects) as child.RBAC allows: everything but Secrets,
-// or everything but HelmReleases.
+// HelmReleases, Argo CD Applications or OCM ManagedClusters.
 func restrictedKubeconfig(ctx context.Context, s *server, child *ClusterSpec) ([]byte, error) {
 	role := restrictedRole(child.RBAC)
 	group := role.Name
@@ -193,23 +193,37 @@ func restrictedKubeconfig(ctx context.Context, s *server, child *ClusterSpec) ([
 }
 
 // restrictedRole is the ClusterRole fleet-<rbac> of the users (and the
-// ocm edge's ServiceAccounts) whose rights rbac restricts.
+// ocm edge's ServiceAccounts) whose rights rbac restricts: they read what
+// the walk reads but the one resource rbac names (no-applications and
+// no-managedclusters describe's Nodes too), and write Flux objects. RBAC
+// cannot say "every resource but one": a group with one left out lists
+// the others of the sandbox's CRDs.
 func restrictedRole(rbac string) *rbacv1.ClusterRole {
 	read := []string{"get", "list", "watch"}
-	core := []string{"namespaces", "configmaps"}
+	core := []string{"namespaces", "configmaps", "secrets"}
 	fluxGroups := []string{"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"}
+	argoCD := []string{"*"}
+	ocmClusters := []string{"*"}
 	switch rbac {
 	case RBACNoSecrets:
+		core = core[:2]
 	case RBACNoHelmReleases:
-		core = append(core, "secrets")
 		fluxGroups = fluxGroups[:2]
+	case RBACNoApplications:
+		core = append(core, "nodes")
+		argoCD = []string{"applicationsets", "appprojects"}
+	case RBACNoManagedClusters:
+		core = append(core, "nodes")
+		ocmClusters = []string{"managedclustersets", "placements", "placementdecisions"}
 	}
 	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-" + rbac}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: core, Verbs: read},
 		{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"*"}, Verbs: read},
 		// What a cluster may hold others by and deploy with beside CAPI
 		// and Flux: the user reads everything but what rbac says.
-		{APIGroups: []string{"cluster.open-cluster-management.io", "authentication.open-cluster-management.io", "argoproj.io"}, Resources: []string{"*"}, Verbs: read},
+		{APIGroups: []string{"argoproj.io"}, Resources: argoCD, Verbs: read},
+		{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: ocmClusters, Verbs: read},
+		{APIGroups: []string{"authentication.open-cluster-management.io"}, Resources: []string{"*"}, Verbs: read},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: read},
 		{APIGroups: fluxGroups, Resources: []string{"*"}, Verbs: append(read, "patch", "update")},
 	}}

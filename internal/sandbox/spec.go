@@ -26,11 +26,19 @@ const (
 	KubeconfigCycle       = "cycle"
 )
 
-// RBAC restrictions of a cluster's kubeconfig (ClusterSpec.RBAC).
+// RBAC restrictions of a cluster's kubeconfig (ClusterSpec.RBAC): each
+// reads everything but one resource.
 const (
-	RBACNoSecrets      = "no-secrets"
-	RBACNoHelmReleases = "no-helmreleases"
+	RBACNoSecrets         = "no-secrets"
+	RBACNoHelmReleases    = "no-helmreleases"
+	RBACNoApplications    = "no-applications"
+	RBACNoManagedClusters = "no-managedclusters"
 )
+
+// rbacValues are the values of ClusterSpec.RBAC.
+func rbacValues() []string {
+	return []string{RBACNoSecrets, RBACNoHelmReleases, RBACNoApplications, RBACNoManagedClusters}
+}
 
 // User kubeconfig Secrets of infrastructure providers.
 const (
@@ -121,7 +129,9 @@ type ClusterSpec struct {
 	FluxVersion string `json:"fluxVersion,omitempty"`
 	// RBAC restricts what the kubeconfig its parent holds for it may do on
 	// it: "no-secrets" reads everything but Secrets (its children cannot
-	// be reached), "no-helmreleases" everything but HelmReleases.
+	// be reached), "no-helmreleases" everything but HelmReleases,
+	// "no-applications" everything but Argo CD Applications,
+	// "no-managedclusters" everything but OCM ManagedClusters.
 	RBAC string `json:"rbac,omitempty"`
 	// FluxObjects adds that many ready Kustomizations, bulk-00001 and on,
 	// in flux-system: a cluster whose lists are large.
@@ -356,8 +366,8 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if err := checkOCM(c, where); err != nil {
 			return err
 		}
-		if c.RBAC != "" && c.RBAC != RBACNoSecrets && c.RBAC != RBACNoHelmReleases {
-			return fmt.Errorf("%s: rbac %q is not %s or %s", where, c.RBAC, RBACNoSecrets, RBACNoHelmReleases)
+		if c.RBAC != "" && !slices.Contains(rbacValues(), c.RBAC) {
+			return fmt.Errorf("%s: rbac %q is not one of %s", where, c.RBAC, strings.Join(rbacValues(), ", "))
 		}
 		if c.RBAC != "" && (c.Kubeconfig != KubeconfigValid || c.SharedServer) {
 			return fmt.Errorf("%s: rbac needs a valid kubeconfig and a server of its own", where)

@@ -55,11 +55,13 @@ func APIs() []kube.API {
 // the cluster it deploys to.
 func Probe[C kube.Connected]() fleet.Probe[C] {
 	return fleet.NewProbe("argocd", func(ctx context.Context, c C) (func(*fleet.Node), error) {
+		// A list that failed is kept (ArgoCD.Error) and returned: the
+		// cluster was read in part, and says so on its node.
 		a, err := Applications(ctx, c.Kube())
 		if a == nil {
 			return nil, err
 		}
-		return func(n *fleet.Node) { n.ArgoCD = a }, nil
+		return func(n *fleet.Node) { n.ArgoCD = a }, err
 	})
 }
 

@@ -124,6 +124,8 @@ func where(path string) string {
 		return KeyConfig + ".tlsClientConfig.insecure"
 	case path == c+"proxy-url":
 		return KeyConfig + ".proxyUrl"
+	case path == c+"certificate-authority-data":
+		return KeyConfig + ".tlsClientConfig.caData"
 	case strings.HasPrefix(path, u+"exec"):
 		return KeyConfig + ".execProviderConfig" + strings.TrimPrefix(path, u+"exec")
 	}

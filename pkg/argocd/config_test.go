@@ -1,10 +1,14 @@
 package argocd
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
@@ -12,6 +16,15 @@ import (
 var src = kubeconfig.Source{Namespace: "argocd", Name: "cluster-team-a"}
 
 const secretToken = "s3cret-token-value"
+
+// testCA is a CA bundle the policy accepts: a certificate.
+var testCA = sync.OnceValue(func() []byte {
+	cert, _, err := certutil.GenerateSelfSignedCertKey("test-ca", nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	return cert
+})
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
@@ -25,7 +38,7 @@ func TestConfig(t *testing.T) {
 		refused              bool
 	}{
 		{name: "bearer token and CA", server: "https://team-a.example:6443",
-			config: `{"bearerToken":"` + secretToken + `","tlsClientConfig":{"insecure":false,"caData":"` + b64("CA") + `","serverName":"api"}}`},
+			config: `{"bearerToken":"` + secretToken + `","tlsClientConfig":{"insecure":false,"caData":"` + base64.StdEncoding.EncodeToString(testCA()) + `","serverName":"api"}}`},
 		{name: "client certificate", server: "https://team-a.example:6443",
 			config: `{"tlsClientConfig":{"certData":"` + b64("CERT") + `","keyData":"` + b64("KEY") + `"},"disableCompression":true}`},
 		{name: "exec", server: "https://team-a.example:6443", refused: true,
@@ -93,11 +106,11 @@ func TestConfig(t *testing.T) {
 // What the config says is what the connection uses.
 func TestConfigCarriesItsCredentials(t *testing.T) {
 	cfg, err := Config(kubeconfig.Policy{}, src, map[string][]byte{KeyServer: []byte("https://a.example"),
-		KeyConfig: []byte(`{"bearerToken":"t","tlsClientConfig":{"caData":"` + b64("CA") + `","serverName":"api","certData":"` + b64("C") + `","keyData":"` + b64("K") + `"}}`)})
+		KeyConfig: []byte(`{"bearerToken":"t","tlsClientConfig":{"caData":"` + base64.StdEncoding.EncodeToString(testCA()) + `","serverName":"api","certData":"` + b64("C") + `","keyData":"` + b64("K") + `"}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.BearerToken != "t" || string(cfg.CAData) != "CA" || cfg.ServerName != "api" || string(cfg.CertData) != "C" || string(cfg.KeyData) != "K" {
+	if cfg.BearerToken != "t" || !bytes.Equal(cfg.CAData, testCA()) || cfg.ServerName != "api" || string(cfg.CertData) != "C" || string(cfg.KeyData) != "K" {
 		t.Errorf("config %+v", cfg)
 	}
 	// An exec plugin the operator allows runs, as in a kubeconfig.

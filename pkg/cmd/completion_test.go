@@ -29,7 +29,7 @@ func TestCompletionOfKindsFlagsAndValues(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"kinds", []string{"reconcile", "--kind", ""}, []string{"kustomization", "helmrelease", "gitrepository", "ocirepository", "helmrepository"}},
+		{"kinds", []string{"reconcile", "--kind", ""}, []string{"kustomization", "helmrelease", "gitrepository", "ocirepository", "helmrepository", "application"}},
 		{"levels", []string{"suspend", "--level", ""}, []string{"root", "master", "tenant"}},
 		{"list outputs", []string{"list", "-o", ""}, []string{"wide", "name", "json", "yaml"}},
 		{"colours", []string{"tree", "--color", ""}, []string{"auto", "always", "never"}},

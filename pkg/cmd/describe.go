@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,7 +124,10 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	d := &describe.Description{Cluster: node}
 	var children []*fleet.Node
 	if conn, ok := res.Conn(node); ok {
-		children = o.children(ctx, conn, node)
+		children, err = o.children(ctx, conn, node)
+		if err != nil {
+			d.ClustersError = err.Error()
+		}
 	}
 	d.Flux = describe.FluxTree(node, children)
 	for _, c := range children {
@@ -132,7 +136,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	d.Nodes = node.Nodes
 	d.NodesError = node.ProbeErrors[nodesProbeName]
 	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: time.Now()})
-	if parent := parentOf(res.Root, node); parent != nil {
+	if parent := parentOf(res.Root, node); parent != nil && reachedByCAPI(node) {
 		if pc, ok := res.Conn(parent); ok {
 			d.CAPI, err = o.capiTree(ctx, pc, node)
 			if err != nil {
@@ -146,7 +150,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if node.Incomplete() || d.CAPIError != "" {
+	if node.Incomplete() || d.CAPIError != "" || d.ClustersError != "" {
 		return &ExitError{Code: ExitPartial, Err: fmt.Errorf("%s could not be read completely; see the errors above", fleet.DescribePath(node.Path))}
 	}
 	return nil
@@ -154,15 +158,15 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 
 // children lists the clusters the cluster holds, by every edge, for the
 // description and the spec.kubeConfig edges of its Flux objects: one round
-// of lists, no connection to them. A list that fails leaves them out, not
-// the description.
-func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *fleet.Node) (out []*fleet.Node) {
+// of lists, no connection to them. A list that fails leaves its clusters
+// out, not the description, and is returned.
+func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *fleet.Node) (out []*fleet.Node, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	kids, err := c.Children(ctx, true)
 	var partial *fleet.PartialChildren
 	if err != nil && !errors.As(err, &partial) {
-		return nil
+		return nil, err
 	}
 	// Where the Argo CD clusters were listed, the node's Applications'
 	// targets are known once the children are.
@@ -174,7 +178,14 @@ func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *
 		out = append(out, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: fleet.JoinPath(node.Path, seg),
 			KubeconfigSecret: kids[i].KubeconfigSecret, Edges: kids[i].Edges, ArgoCDServer: kids[i].ArgoCDServer, ArgoCDName: kids[i].ArgoCDName})
 	}
-	return out
+	return out, err
+}
+
+// reachedByCAPI reports whether a CAPI Cluster on the parent describes
+// the node: one of its edges is capi (a node without edges is the root's
+// or an old walk's, reached by CAPI alone).
+func reachedByCAPI(n *fleet.Node) bool {
+	return len(n.Edges) == 0 || slices.ContainsFunc(n.Edges, func(e fleet.Edge) bool { return e.Kind == capi.Edge })
 }
 
 // capiTree reads the Cluster's CAPI objects on its parent.

@@ -32,35 +32,43 @@ func TestFaultSuiteEveryCommand(t *testing.T) {
 		{[]string{"suspend", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
 		{[]string{"resume", "--all", "--dry-run"}, 3, []string{"HelmReleases not listed, none acted on"}},
 	}
-	// The commands run at once: each waits out its timeout on slow.
+	// The commands run at once: each waits out its timeout on slow. 15 s
+	// is long enough for every cluster but slow, whose every round trip
+	// takes a minute, on a loaded machine too.
 	argLists := make([][]string, len(cases))
 	for i, tc := range cases {
-		timeout := "--timeout"
-		switch tc.args[0] {
-		case "reconcile", "suspend", "resume":
-			timeout = "--cluster-timeout"
-		}
-		// The timeout goes right after the command: exec passes what
-		// follows "--" to kubectl. 15 s is long enough for every cluster
-		// but slow, whose every round trip takes a minute, on a loaded
-		// machine too.
-		argLists[i] = append([]string{"--kubeconfig", reliabilityFleet.get(t).Kubeconfig, "--color", "never", tc.args[0], timeout, "15s"}, tc.args[1:]...)
+		argLists[i] = faultCommand(reliabilityFleet.get(t).Kubeconfig, "15s", tc.args)
 	}
 	results := runAtOnce(t, 2*time.Minute, argLists)
 	for i, tc := range cases {
-		r := results[i]
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			if r.code != tc.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
-			}
-			for _, w := range tc.want {
-				// "a | b": either says it (slow times out in its TLS
-				// handshake or in a request, as the machine's load has it).
-				if !slices.ContainsFunc(strings.Split(w, " | "), func(w string) bool { return strings.Contains(r.stdout+r.stderr, w) }) {
-					t.Errorf("the output does not say %q:\n%s\n%s", w, r.stdout, r.stderr)
-				}
-			}
-		})
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) { assertSays(t, results[i], tc.code, tc.want) })
+	}
+}
+
+// faultCommand is args as the fault suite runs them: on kubeconfig,
+// without color, the command's timeout flag right after the command (exec
+// passes what follows "--" to kubectl).
+func faultCommand(kubeconfig, timeout string, args []string) []string {
+	flag := "--timeout"
+	switch args[0] {
+	case "reconcile", "suspend", "resume":
+		flag = "--cluster-timeout"
+	}
+	return append([]string{"--kubeconfig", kubeconfig, "--color", "never", args[0], flag, timeout}, args[1:]...)
+}
+
+// assertSays checks a command's exit code and that its output says each
+// of want; "a | b" is either (a slow cluster times out in its TLS
+// handshake or in a request, as the machine's load has it).
+func assertSays(t *testing.T, r result, code int, want []string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(strings.Split(w, " | "), func(w string) bool { return strings.Contains(r.stdout+r.stderr, w) }) {
+			t.Errorf("the output does not say %q:\n%s\n%s", w, r.stdout, r.stderr)
+		}
 	}
 }
 
@@ -117,5 +125,100 @@ func TestLargeAndBareClusters(t *testing.T) {
 	}
 	if b := got["bare"]; b.Error != "" || b.Flux == nil || b.Flux.Installed {
 		t.Errorf("bare: %+v, want read, Flux not installed", b)
+	}
+}
+
+// The RBAC rules a user needs to read what Argo CD and OCM keep, as the
+// errors name them.
+const (
+	applicationsRule    = `the user needs the RBAC rule {apiGroups: ["argoproj.io"], resources: ["applications"], verbs: ["list"]}`
+	managedClustersRule = `the user needs the RBAC rule {apiGroups: ["cluster.open-cluster-management.io"], resources: ["managedclusters"], verbs: ["list"]}`
+)
+
+// The fault suite on the hub (hub.yaml): users whose RBAC leaves out what
+// Argo CD or OCM keeps. no-mcs is an OCM hub whose user may not list
+// ManagedClusters: an error on its node naming the missing rule, and the
+// rest of it read. no-apps runs Argo CD and its user may not list
+// Applications: the Flux and Argo CD operations say so naming the rule.
+// prod-eu's user may not list Applications either, but prod-eu serves
+// none: its 403 is no error (discovery tells the two apart), and nothing
+// about it fails.
+func TestFaultSuiteArgoCDAndOCMRBAC(t *testing.T) {
+	needFleets(t)
+	ocmForbidden := "edges/ocm: forbidden: cannot list OCM ManagedClusters: " + managedClustersRule
+	appsForbidden := "Applications not listed, none acted on: forbidden: cannot list Argo CD Applications: " + applicationsRule
+	cases := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"tree"}, 3, []string{ocmForbidden}},
+		{[]string{"tree", "no-mcs"}, 3, []string{ocmForbidden}},
+		{[]string{"tree", "prod-eu"}, 0, nil},
+		{[]string{"list", "-o", "wide"}, 3, []string{"no-mcs ", "no-apps ", "prod-eu "}},
+		{[]string{"list", "prod-eu", "no-mcs"}, 3, []string{"1 of 2 clusters could not be read completely"}},
+		{[]string{"drift"}, 1, []string{ocmForbidden}},
+		{[]string{"drift", "prod-eu", "--kind", "unreadable"}, 0, nil},
+		{[]string{"get-kubeconfig", "no-apps"}, 0, nil},
+		{[]string{"get-kubeconfig", "no-mcs"}, 0, nil},
+		{[]string{"get-kubeconfig", "prod-eu"}, 0, nil},
+		{[]string{"exec", "--", "get", "ns", "default", "-o", "name"}, 3, []string{"no-apps: namespace/default", "no-mcs: namespace/default", "prod-eu: namespace/default"}},
+		{[]string{"reconcile", "--all", "--dry-run"}, 3, []string{appsForbidden}},
+		{[]string{"suspend", "--all", "--dry-run"}, 3, []string{appsForbidden}},
+		{[]string{"resume", "--all", "--dry-run"}, 3, []string{appsForbidden}},
+		{[]string{"reconcile", "prod-eu", "--dry-run"}, 0, nil},
+	}
+	argLists := make([][]string, len(cases))
+	for i, tc := range cases {
+		argLists[i] = faultCommand(hubFleet.get(t).Kubeconfig, "30s", tc.args)
+	}
+	results := runAtOnce(t, 2*time.Minute, argLists)
+	for i, tc := range cases {
+		r := results[i]
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			assertSays(t, r, tc.code, tc.want)
+			// prod-eu's forbidden list of Applications is no error of it.
+			for _, line := range strings.Split(r.stdout+r.stderr, "\n") {
+				if strings.HasPrefix(strings.TrimLeft(line, " │├└─✗"), "prod-eu") && strings.Contains(line, "forbidden") {
+					t.Errorf("prod-eu, which serves no Applications, says its user may not list them: %s", line)
+				}
+			}
+		})
+	}
+}
+
+// What describe, list and tree say of the same faults, one cluster at a
+// time: a cluster whose Applications or ManagedClusters its user may not
+// list is read in part, and the command names the missing rule and exits
+// 3; prod-eu, which serves no Applications, is read whole, and describe
+// reads no CAPI Cluster of it (none reaches it).
+func TestFaultSuiteOneClusterAtATime(t *testing.T) {
+	needFleets(t)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"tree", "no-apps"}, 3, applicationsRule},
+		{[]string{"describe", "no-apps"}, 3, applicationsRule},
+		{[]string{"drift", "no-apps", "--kind", "unreadable"}, 1, applicationsRule},
+		{[]string{"list", "no-apps", "-o", "wide"}, 3, applicationsRule},
+		{[]string{"describe", "no-mcs"}, 3, managedClustersRule},
+		{[]string{"list", "no-mcs", "-o", "wide"}, 3, managedClustersRule},
+		{[]string{"describe", "prod-eu"}, 0, "Clusters"},
+		{[]string{"describe", "edge-1"}, 0, "Argo CD"},
+	}
+	argLists := make([][]string, len(cases))
+	for i, tc := range cases {
+		argLists[i] = append([]string{"--kubeconfig", hubFleet.get(t).Kubeconfig, "--color", "never", tc.args[0], "--timeout", "30s"}, tc.args[1:]...)
+	}
+	results := runAtOnce(t, 2*time.Minute, argLists)
+	for i, tc := range cases {
+		r := results[i]
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+				t.Errorf("exit %d, want %d and the output to say %q:\n%s\n%s", r.code, tc.code, tc.want, r.stdout, r.stderr)
+			}
+		})
 	}
 }

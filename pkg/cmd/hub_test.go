@@ -23,13 +23,13 @@ import (
 // a CAPI Cluster imported into OCM and registered in Argo CD, is one node
 // listing its three edges; its tenant team-a, by CAPI and Argo CD, one
 // node with two. OCM's clusters show what the hub reports of them; each
-// refused credential and each cluster the hub cannot reach is an error on
-// its node.
+// refused credential, each cluster the hub cannot reach, and no-mcs, whose
+// ManagedClusters its user may not list, is an error on its node.
 func TestHubTreeHasOneNodePerClusterAndItsEdges(t *testing.T) {
 	needFleets(t)
 	r := onFleet(t, hubFleet.get(t), "tree", "--color", "never")
-	if r.code != 3 || r.stderr != "error: 9 of 14 clusters could not be read completely; see their errors above\n" {
-		t.Errorf("exit %d, stderr %q; want 3 and the five refused, lost, pending and the two bad tokens", r.code, r.stderr)
+	if r.code != 3 || r.stderr != "error: 11 of 16 clusters could not be read completely; see their errors above\n" {
+		t.Errorf("exit %d, stderr %q; want 3 and the five refused, lost, pending, the two bad tokens and no-mcs", r.code, r.stderr)
 	}
 	golden.Assert(t, "tree/hub", scrub(r.stdout))
 

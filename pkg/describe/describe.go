@@ -31,8 +31,10 @@ type Description struct {
 	// Findings are the cluster's drift findings.
 	Findings []fleet.Finding `json:"findings"`
 	// Clusters are the clusters this one holds, by every edge; nil when
-	// they could not be listed.
-	Clusters []Held `json:"clusters"`
+	// they could not be listed. ClustersError says which edges could not
+	// be listed, and why.
+	Clusters      []Held `json:"clusters"`
+	ClustersError string `json:"clustersError,omitempty" escape:"oneline"`
 }
 
 // Held is a cluster the described one holds, and by which edges.

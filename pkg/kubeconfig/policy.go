@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/escape"
 )
@@ -139,6 +140,10 @@ func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, 
 	if err := p.checkUser(src, kctx.AuthInfo, user); err != nil {
 		return nil, err
 	}
+	// Last: what is refused is said first, whatever else is wrong.
+	if err := checkCA(src, kctx.Cluster, cluster); err != nil {
+		return nil, err
+	}
 	out := &rest.Config{
 		Host: cluster.Server,
 		TLSClientConfig: rest.TLSClientConfig{
@@ -199,6 +204,19 @@ func checkCluster(src Source, name string, c *clientcmdapi.Cluster) error {
 		return v[0]
 	}
 	return checkServer(src, name, c)
+}
+
+// checkCA checks certificate-authority-data: when given, PEM certificates
+// that parse. A bundle that holds none would fail only when the connection
+// is built, naming neither the Secret nor the field.
+func checkCA(src Source, name string, c *clientcmdapi.Cluster) error {
+	if len(c.CertificateAuthorityData) == 0 {
+		return nil
+	}
+	if _, err := certutil.ParseCertsPEM(c.CertificateAuthorityData); err != nil {
+		return &FieldError{Source: src, Field: fmt.Sprintf("clusters[%s].certificate-authority-data", name), Reason: "holds no PEM certificate that parses", kind: ErrInvalid}
+	}
+	return nil
 }
 
 // clusterViolations lists every refused field of a cluster entry.

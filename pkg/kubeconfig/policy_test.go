@@ -3,11 +3,13 @@ package kubeconfig_test
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
@@ -16,12 +18,21 @@ const secretToken = "s3cr3t-token-value"
 
 var src = kubeconfig.Source{Namespace: "tenants", Name: "team-a-kubeconfig", Key: "value"}
 
+// testCA is a CA bundle the policy accepts: a certificate.
+var testCA = sync.OnceValue(func() []byte {
+	cert, _, err := certutil.GenerateSelfSignedCertKey("test-ca", nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	return cert
+})
+
 // builder makes kubeconfigs the way CAPI writes them, one change at a time.
 type builder struct{ cfg *clientcmdapi.Config }
 
 func newKubeconfig() *builder {
 	return &builder{cfg: &clientcmdapi.Config{
-		Clusters:       map[string]*clientcmdapi.Cluster{"team-a": {Server: "https://10.0.0.1:6443", CertificateAuthorityData: []byte("ca-bytes")}},
+		Clusters:       map[string]*clientcmdapi.Cluster{"team-a": {Server: "https://10.0.0.1:6443", CertificateAuthorityData: testCA()}},
 		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"team-a-admin": {Token: secretToken, ClientCertificateData: []byte("cert-bytes"), ClientKeyData: []byte("key-bytes")}},
 		Contexts:       map[string]*clientcmdapi.Context{"team-a": {Cluster: "team-a", AuthInfo: "team-a-admin"}},
 		CurrentContext: "team-a",
@@ -124,6 +135,12 @@ func TestPolicyRejectsInvalidKubeconfigs(t *testing.T) {
 			t.Helper()
 			return newKubeconfig().cluster(func(c *clientcmdapi.Cluster) { c.Server = "" }).bytes(t)
 		}, "clusters[team-a].server"},
+		{"a CA bundle that holds no certificate", func(t *testing.T) []byte {
+			t.Helper()
+			return newKubeconfig().cluster(func(c *clientcmdapi.Cluster) {
+				c.CertificateAuthorityData = []byte("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+			}).bytes(t)
+		}, "clusters[team-a].certificate-authority-data"},
 		{"a server that is not a URL", func(t *testing.T) []byte {
 			t.Helper()
 			return newKubeconfig().cluster(func(c *clientcmdapi.Cluster) { c.Server = "unix:///var/run/x.sock" }).bytes(t)
@@ -154,7 +171,7 @@ func TestPolicyBuildsOnlyFromInlineFields(t *testing.T) {
 		"certFile": cfg.CertFile, "keyFile": cfg.KeyFile, "caFile": cfg.CAFile,
 	}
 	want := map[string]string{
-		"host": "https://10.0.0.1:6443", "serverName": "team-a.internal", "ca": "ca-bytes", "cert": "cert-bytes",
+		"host": "https://10.0.0.1:6443", "serverName": "team-a.internal", "ca": string(testCA()), "cert": "cert-bytes",
 		"key": "key-bytes", "token": secretToken, "tokenFile": "", "certFile": "", "keyFile": "", "caFile": "",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

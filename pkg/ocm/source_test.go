@@ -1,9 +1,11 @@
 package ocm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	certutil "k8s.io/client-go/util/cert"
 	ocmclusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -24,11 +27,20 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kubeconfig"
 )
 
+// testCA is a CA bundle the kubeconfig policy accepts: a certificate.
+var testCA = sync.OnceValue(func() []byte {
+	cert, _, err := certutil.GenerateSelfSignedCertKey("test-ca", nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	return cert
+})
+
 func managedCluster(name, url string, mutate ...func(*ocmclusterv1.ManagedCluster)) *ocmclusterv1.ManagedCluster {
 	mc := &ocmclusterv1.ManagedCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: ocmclusterv1.ManagedClusterSpec{HubAcceptsClient: true,
-			ManagedClusterClientConfigs: []ocmclusterv1.ClientConfig{{URL: url, CABundle: []byte("CA of " + name)}}},
+			ManagedClusterClientConfigs: []ocmclusterv1.ClientConfig{{URL: url, CABundle: testCA()}}},
 	}
 	for _, m := range mutate {
 		m(mc)
@@ -104,7 +116,7 @@ func TestChildrenAreTheManagedClusters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != "https://team-a.example" || cfg.BearerToken != "tok" || string(cfg.CAData) != "CA of team-a" {
+	if cfg.Host != "https://team-a.example" || cfg.BearerToken != "tok" || !bytes.Equal(cfg.CAData, testCA()) {
 		t.Errorf("config: host %s, token %q, CA %q", cfg.Host, cfg.BearerToken, cfg.CAData)
 	}
 }

@@ -97,7 +97,10 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	}
 
 	b.WriteString("\n" + st.header.Render("Clusters") + st.dim.Render(" (that it holds)") + "\n")
-	if len(d.Clusters) == 0 {
+	if d.ClustersError != "" {
+		b.WriteString(st.bad.Render("✗ "+d.ClustersError) + "\n")
+	}
+	if len(d.Clusters) == 0 && d.ClustersError == "" {
 		b.WriteString(st.dim.Render("none") + "\n")
 	}
 	for _, c := range d.Clusters {

@@ -50,8 +50,9 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
 		r := clusterRow(n, 0, n.Path == "", eng)
-		cells := map[string]string{"PATH": flagInvalid(fleet.DisplayPath(n.Path), n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(n.Error))}
-		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(n.Error)}
+		errText := readError(n)
+		cells := map[string]string{"PATH": flagInvalid(fleet.DisplayPath(n.Path), n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(errText))}
+		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(errText)}
 		for i, c := range treeColumns(eng) {
 			cells[c], hs[c] = r.cells[i], r.health[i]
 		}
@@ -190,4 +191,20 @@ func driftCell(n *fleet.Node) (string, int) {
 		}
 	}
 	return fmt.Sprintf("%d (%s)", len(n.Findings), strings.Join(kinds, ",")), bad
+}
+
+// readError is what could not be read of n, in one cell: its error, else
+// what its Flux status and each probe could not read.
+func readError(n *fleet.Node) string {
+	if n.Error != "" {
+		return n.Error
+	}
+	var parts []string
+	if n.Flux != nil && n.Flux.Error != "" {
+		parts = append(parts, "flux: "+n.Flux.Error)
+	}
+	for _, name := range n.ProbeErrorNames() {
+		parts = append(parts, name+": "+n.ProbeErrors[name])
+	}
+	return strings.Join(parts, "; ")
 }
