@@ -24,9 +24,9 @@ const (
 	RefreshAnnotation = "argocd.argoproj.io/refresh"
 	// Who turned automated sync off, why and when: the annotations
 	// kubectl fleet's suspend writes on Flux objects too.
-	SuspendedByAnnotation   = "kubectl-fleet/suspended-by"
-	SuspendReasonAnnotation = "kubectl-fleet/suspend-reason"
-	SuspendedAtAnnotation   = "kubectl-fleet/suspended-at"
+	SuspendedByAnnotation   = fleet.SuspendedByAnnotation
+	SuspendReasonAnnotation = fleet.SuspendReasonAnnotation
+	SuspendedAtAnnotation   = fleet.SuspendedAtAnnotation
 )
 
 // ApplicationGVK is the kind of an Argo CD Application, read as

@@ -16,10 +16,6 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
-// FieldManager is the field manager of kubectl fleet's writes, as for
-// Flux objects.
-const FieldManager = "kubectl-fleet"
-
 // The values of RefreshAnnotation.
 const (
 	RefreshNormal = "normal"
@@ -52,7 +48,7 @@ func Refresh(ctx context.Context, c client.Client, ref kube.Ref, hard bool, now 
 	if hard {
 		value = RefreshHard
 	}
-	if err := kube.Annotate(ctx, c, obj, FieldManager, map[string]string{RefreshAnnotation: value}); err != nil {
+	if err := kube.Annotate(ctx, c, obj, kube.FieldManager, map[string]string{RefreshAnnotation: value}); err != nil {
 		return time.Time{}, err
 	}
 	return now.UTC().Truncate(time.Second), nil
@@ -119,7 +115,7 @@ func automated(obj *unstructured.Unstructured) (present, enabled bool) {
 func Suspend(ctx context.Context, c client.Client, ref kube.Ref, actor, reason string, now time.Time) (*SuspendResult, error) {
 	res := &SuspendResult{}
 	var owner string
-	changed, err := kube.Mutate(ctx, c, ref, FieldManager, func(obj *unstructured.Unstructured) (bool, error) {
+	changed, err := kube.Mutate(ctx, c, ref, kube.FieldManager, func(obj *unstructured.Unstructured) (bool, error) {
 		owner = appSetOf(obj)
 		present, enabled := automated(obj)
 		res.Manual = !present
@@ -129,17 +125,7 @@ func Suspend(ctx context.Context, c client.Client, ref kube.Ref, actor, reason s
 		if err := unstructured.SetNestedField(obj.Object, false, "spec", "syncPolicy", "automated", "enabled"); err != nil {
 			return false, err
 		}
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[SuspendedByAnnotation] = actor
-		ann[SuspendedAtAnnotation] = now.UTC().Format(time.RFC3339)
-		delete(ann, SuspendReasonAnnotation)
-		if reason != "" {
-			ann[SuspendReasonAnnotation] = reason
-		}
-		obj.SetAnnotations(ann)
+		obj.SetAnnotations(fleet.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
 		return true, nil
 	})
 	if err != nil {
@@ -157,7 +143,7 @@ func Suspend(ctx context.Context, c client.Client, ref kube.Ref, actor, reason s
 // reconciliation, asks for a refresh. It returns the time of that request
 // when it changed anything.
 func Resume(ctx context.Context, c client.Client, ref kube.Ref, now time.Time) (changed, manual bool, since time.Time, err error) {
-	changed, err = kube.Mutate(ctx, c, ref, FieldManager, func(obj *unstructured.Unstructured) (bool, error) {
+	changed, err = kube.Mutate(ctx, c, ref, kube.FieldManager, func(obj *unstructured.Unstructured) (bool, error) {
 		present, enabled := automated(obj)
 		manual = !present
 		if !present || enabled {
@@ -166,13 +152,7 @@ func Resume(ctx context.Context, c client.Client, ref kube.Ref, now time.Time) (
 		if err := unstructured.SetNestedField(obj.Object, true, "spec", "syncPolicy", "automated", "enabled"); err != nil {
 			return false, err
 		}
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		delete(ann, SuspendedByAnnotation)
-		delete(ann, SuspendedAtAnnotation)
-		delete(ann, SuspendReasonAnnotation)
+		ann := fleet.ClearSuspension(obj.GetAnnotations())
 		ann[RefreshAnnotation] = RefreshNormal
 		obj.SetAnnotations(ann)
 		return true, nil

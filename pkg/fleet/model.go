@@ -1,6 +1,9 @@
 package fleet
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // Node is one cluster of the fleet and the subtree below it.
 type Node struct {
@@ -267,6 +270,43 @@ type Condition struct {
 	Message string `json:"message,omitempty" escape:"oneline"`
 	// Since is lastTransitionTime, RFC 3339.
 	Since string `json:"since,omitempty"`
+}
+
+// The annotations kubectl fleet's suspend writes, on a Flux object or an
+// Argo CD Application, and resume clears: who, why and when, for the next
+// person who finds it suspended.
+const (
+	SuspendedByAnnotation   = "kubectl-fleet/suspended-by"
+	SuspendReasonAnnotation = "kubectl-fleet/suspend-reason"
+	SuspendedAtAnnotation   = "kubectl-fleet/suspended-at"
+)
+
+// RecordSuspension writes who suspended an object, why (none when reason
+// is empty) and when into its annotations ann, and returns them (a new map
+// when ann is nil).
+func RecordSuspension(ann map[string]string, actor, reason string, now time.Time) map[string]string {
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[SuspendedByAnnotation] = actor
+	ann[SuspendedAtAnnotation] = now.UTC().Format(time.RFC3339)
+	delete(ann, SuspendReasonAnnotation)
+	if reason != "" {
+		ann[SuspendReasonAnnotation] = reason
+	}
+	return ann
+}
+
+// ClearSuspension removes what RecordSuspension wrote from ann, and
+// returns it (a new map when ann is nil).
+func ClearSuspension(ann map[string]string) map[string]string {
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	delete(ann, SuspendedByAnnotation)
+	delete(ann, SuspendedAtAnnotation)
+	delete(ann, SuspendReasonAnnotation)
+	return ann
 }
 
 // Suspension is who suspended a Flux object, why and when (RFC 3339), as

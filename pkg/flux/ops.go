@@ -14,19 +14,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
 // Annotations that suspend writes and resume clears: who suspended an
 // object, why and when, for the next person who finds it suspended.
 const (
-	SuspendedByAnnotation      = "kubectl-fleet/suspended-by"
-	SuspendReasonAnnotation    = "kubectl-fleet/suspend-reason"
-	SuspendedAtAnnotation      = "kubectl-fleet/suspended-at"
+	SuspendedByAnnotation      = fleet.SuspendedByAnnotation
+	SuspendReasonAnnotation    = fleet.SuspendReasonAnnotation
+	SuspendedAtAnnotation      = fleet.SuspendedAtAnnotation
 	kustomizeControllerManager = "kustomize-controller"
 	// FieldManager is the field manager of every write: managedFields say
 	// which fields kubectl fleet set.
-	FieldManager = "kubectl-fleet"
+	FieldManager = kube.FieldManager
 )
 
 // ErrSuspended marks an object that cannot be reconciled because it is suspended.
@@ -198,17 +199,7 @@ func Suspend(ctx context.Context, c client.Client, ref Ref, actor, reason string
 		if err := unstructured.SetNestedField(obj.Object, true, "spec", "suspend"); err != nil {
 			return false, err
 		}
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[SuspendedByAnnotation] = actor
-		ann[SuspendedAtAnnotation] = now.UTC().Format(time.RFC3339)
-		delete(ann, SuspendReasonAnnotation)
-		if reason != "" {
-			ann[SuspendReasonAnnotation] = reason
-		}
-		obj.SetAnnotations(ann)
+		obj.SetAnnotations(fleet.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
 		return true, nil
 	})
 	if err != nil {
@@ -227,13 +218,7 @@ func Resume(ctx context.Context, c client.Client, ref Ref, now time.Time) (chang
 			return false, nil
 		}
 		unstructured.RemoveNestedField(obj.Object, "spec", "suspend")
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		delete(ann, SuspendedByAnnotation)
-		delete(ann, SuspendedAtAnnotation)
-		delete(ann, SuspendReasonAnnotation)
+		ann := fleet.ClearSuspension(obj.GetAnnotations())
 		ann[fluxmeta.ReconcileRequestAnnotation] = token
 		obj.SetAnnotations(ann)
 		return true, nil

@@ -211,17 +211,24 @@ func (r *liveRun) suspend(ctx context.Context, t *Target) fleet.ActionResult {
 	if err != nil {
 		return failed(err)
 	}
-	out := fleet.ActionResult{Result: fleet.AlreadySuspended}
-	if res.Changed {
-		out = fleet.ActionResult{Result: fleet.Suspended, Message: "by " + r.Actor}
-		if r.Reason != "" {
-			out.Message += ": " + r.Reason
-		}
-	}
+	out := r.suspendOutcome(res.Changed, "")
 	if res.RevertedBy != "" {
 		out.Warning = fmt.Sprintf("%s applies this object with spec.suspend in its manifest and will undo the suspend on its next run (fluxcd/flux2#3462): suspend it in git, or suspend %s too", res.RevertedBy, res.RevertedBy)
 	}
 	return out
+}
+
+// suspendOutcome is a suspend's result: already suspended, or suspended,
+// saying what was done, by whom and why.
+func (r *liveRun) suspendOutcome(changed bool, done string) fleet.ActionResult {
+	if !changed {
+		return fleet.ActionResult{Result: fleet.AlreadySuspended}
+	}
+	msg := done + "by " + r.Actor
+	if r.Reason != "" {
+		msg += ": " + r.Reason
+	}
+	return fleet.ActionResult{Result: fleet.Suspended, Message: msg}
 }
 
 func (r *liveRun) resume(ctx context.Context, t *Target) fleet.ActionResult {

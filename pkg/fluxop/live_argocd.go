@@ -62,8 +62,8 @@ func refreshValue(hard bool) string {
 	return argocd.RefreshNormal
 }
 
-// manualResult is an Application without automated sync, found so at the
-// write (the walk saw it automated): left alone.
+// manualResult is an Application without automated sync: left alone,
+// whether the walk found it so (a plan's held result) or the write did.
 func manualResult(verb Verb) fleet.ActionResult {
 	return fleet.ActionResult{Result: fleet.Skipped, Message: "synced by hand (no spec.syncPolicy.automated): nothing to " + string(verb) + "; left alone"}
 }
@@ -76,13 +76,7 @@ func (r *liveRun) suspendApplication(ctx context.Context, t *Target) fleet.Actio
 	case res.Manual:
 		return manualResult(r.verb)
 	}
-	out := fleet.ActionResult{Result: fleet.AlreadySuspended}
-	if res.Changed {
-		out = fleet.ActionResult{Result: fleet.Suspended, Message: "automated sync off, by " + r.Actor}
-		if r.Reason != "" {
-			out.Message += ": " + r.Reason
-		}
-	}
+	out := r.suspendOutcome(res.Changed, "automated sync off, ")
 	if res.RevertedBy != "" {
 		out.Warning = res.RevertedBy + ": suspend it in git (the ApplicationSet's template), or make the ApplicationSet ignore /spec/syncPolicy (ignoreApplicationDifferences)"
 	}

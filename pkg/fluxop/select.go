@@ -226,8 +226,9 @@ func (p *Plan) selectApplications(n *fleet.Node, nodes map[string]*fleet.Node, c
 		switch {
 		case holder == nil || !sel.matches(&o):
 		case p.Verb != Reconcile && a.Automated == nil:
-			p.Held = append(p.Held, fleet.ActionResult{Cluster: a.Holder, Target: a.Target, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped,
-				Message: "synced by hand (no spec.syncPolicy.automated): nothing to " + string(p.Verb) + "; left alone"})
+			held := manualResult(p.Verb)
+			held.Cluster, held.Target, held.Kind, held.Namespace, held.Name = a.Holder, a.Target, o.Kind, o.Namespace, o.Name
+			p.Held = append(p.Held, held)
 		case p.Verb == Resume && foreign(&o) && !sel.IncludeForeign:
 			p.Held = append(p.Held, fleet.ActionResult{Cluster: a.Holder, Target: a.Target, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Result: fleet.Skipped,
 				Message: "automated sync turned off without kubectl fleet's annotations (who did is not recorded): left off; --include-foreign turns it on"})

@@ -15,6 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// FieldManager is the field manager of every write kubectl fleet makes:
+// managedFields say which fields it set.
+const FieldManager = "kubectl-fleet"
+
 // Ref names one object of a kind, for a write: what GetObject reads and
 // Mutate changes.
 type Ref struct {
