@@ -47,7 +47,10 @@ var (
 	// proxies: the walk engine's fleet.
 	scaleFleet = &sharedFleet{name: "scale"}
 	// sharedFleets in the order the tests first need them, which is the
-	// order they start in.
+	// order they start in: tests run in the order of their files, so a
+	// file named for its fleet runs when that fleet is up (the hub's tests
+	// in hub_*.go; as apps_action_test.go they ran first, and waited 2.5
+	// minutes for the hub to start).
 	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, scaleFleet}
 )
 

@@ -195,6 +195,13 @@ func (f *fakeCluster) Children(ctx context.Context, connect bool) ([]fleet.Child
 	return append([]fleet.Child(nil), f.children...), f.listErr
 }
 
+// Connected: a fake has no network connection to wait for.
+func (f *fakeCluster) Connected() <-chan struct{} {
+	done := make(chan struct{})
+	close(done)
+	return done
+}
+
 func (f *fakeCluster) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -37,6 +37,10 @@ type Cluster[C any] interface {
 	Connect(ctx context.Context, child Child) (C, error)
 	// Close releases the connection's network resources; it stays usable.
 	Close()
+	// Connected is closed once the first request on the connection has its
+	// network connection, or has failed to get one: the reads that follow
+	// multiplex over it.
+	Connected() <-chan struct{}
 }
 
 // Probe is a read the walk makes on every cluster it reaches, at once with
@@ -492,12 +496,27 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 		applies                     = make([]func(*Node), len(w.probes))
 		probeErrs                   = make([]error, len(w.probes))
 	)
-	wg.Go(func() { identity, idErr = conn.Identity(ctx) })
+	// The identity read opens the connection; the other reads start once it
+	// is open. Started at once, they would wait in the transport just as
+	// long, each in a goroutine of its own: on a walk of thousands of
+	// clusters, most of its memory.
+	idDone := make(chan struct{})
+	wg.Go(func() { defer close(idDone); identity, idErr = conn.Identity(ctx) })
+	select {
+	case <-conn.Connected():
+	case <-idDone:
+	case <-ctx.Done():
+	}
 	wg.Go(func() { version, versionErr = conn.ServerVersion(ctx) })
 	if descends {
 		wg.Go(func() { children, childErr = conn.Children(ctx, true) })
 	}
+	// This goroutine makes the last probe's read: it would only wait.
 	for i, p := range w.probes {
+		if i == len(w.probes)-1 {
+			applies[i], probeErrs[i] = p.Read(ctx, conn)
+			break
+		}
 		wg.Go(func() { applies[i], probeErrs[i] = p.Read(ctx, conn) })
 	}
 	wg.Wait()

@@ -44,6 +44,10 @@ func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
 	var wg sync.WaitGroup
 	for i, k := range kinds {
 		lists[i] = k.newList()
+		if i == len(kinds)-1 { // this goroutine would only wait
+			errs[i] = c.List(ctx, lists[i])
+			break
+		}
 		wg.Go(func() { errs[i] = c.List(ctx, lists[i]) })
 	}
 	wg.Wait()

@@ -42,6 +42,7 @@ func (c *cluster) Endpoint() string                         { return "fake:" + c
 
 func (c *cluster) ServerVersion(context.Context) (string, error) { return "v1.36.3", nil }
 func (c *cluster) Close()                                        {}
+func (c *cluster) Connected() <-chan struct{}                    { return c.conn.Connected() }
 func (c *cluster) Children(context.Context, bool) ([]fleet.Child, error) {
 	var out []fleet.Child
 	for _, ch := range c.children {

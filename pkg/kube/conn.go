@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // API is a kind kubectl fleet reads or writes, with the resource the
@@ -115,11 +117,12 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	// connection, and closing it closes nothing else. The proxy is the one
 	// client-go would use: the environment's.
 	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	conn := &Conn{cfg: cfg, scheme: c.scheme, unserved: map[schema.GroupVersionKind]bool{}}
+	conn := &Conn{cfg: cfg, scheme: c.scheme, mapper: c.mapper, unserved: map[schema.GroupVersionKind]bool{}}
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		conn.base = rt
-		rt = &oneConnection{next: rt, ready: make(chan struct{})}
+		conn.one = &oneConnection{next: rt, ready: make(chan struct{})}
+		rt = conn.one
 		rt = limitBodies{next: rt, limit: c.maxBody()}
 		if c.opts.Requests != nil {
 			rt = c.opts.Requests.wrap(cfg.Host, rt)
@@ -158,11 +161,14 @@ type Connected interface {
 type Conn struct {
 	cfg *rest.Config
 	// base is the connection's own transport, below client-go's wrappers.
-	base   http.RoundTripper
+	base http.RoundTripper
+	// one makes the first requests share one network connection.
+	one    *oneConnection
 	client client.Client
 	rest   *rest.RESTClient
 	http   *http.Client
 	scheme *runtime.Scheme
+	mapper apimeta.RESTMapper
 
 	mu       sync.Mutex
 	unserved map[schema.GroupVersionKind]bool
@@ -212,6 +218,18 @@ func (c *Conn) Close() {
 	}
 }
 
+// Connected is closed once the connection's first request has its network
+// connection, or has failed to get one; already closed for a connection
+// around a client alone (tests).
+func (c *Conn) Connected() <-chan struct{} {
+	if c.one == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return c.one.ready
+}
+
 // ErrNotServed marks a read of a kind the cluster does not serve.
 var ErrNotServed = errors.New("not served by this cluster")
 
@@ -231,7 +249,7 @@ func (c *Conn) List(ctx context.Context, list client.ObjectList, opts ...client.
 	if !c.Served(gvk) {
 		return notServed(gvk)
 	}
-	err = c.client.List(ctx, list, append(opts, fromCache())...)
+	err = c.list(ctx, gvk, list, append(opts, fromCache()))
 	// An apiserver authorizes before it routes: a user whose role does
 	// not name a group gets 403, not 404, for a kind the cluster does not
 	// serve at all. Discovery, which every user may read, tells the two
@@ -244,6 +262,48 @@ func (c *Conn) List(ctx context.Context, list client.ObjectList, opts ...client.
 		return notServed(gvk)
 	}
 	return err
+}
+
+// list makes one request for the list and decodes it once, into a typed
+// list or an unstructured one; other lists (metadata only) go through the
+// controller-runtime client, which would also do for these but builds a
+// REST client per kind and per connection and decodes each body twice (the
+// first time to find its kind): on a walk of a thousand clusters, a tenth
+// of the plugin's CPU.
+func (c *Conn) list(ctx context.Context, gvk schema.GroupVersionKind, list client.ObjectList, opts []client.ListOption) error {
+	if _, metadata := list.(*metav1.PartialObjectMetadataList); metadata || c.rest == nil || c.mapper == nil {
+		return c.client.List(ctx, list, opts...)
+	}
+	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return err
+	}
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	prefix := []string{"/apis", gvk.Group, gvk.Version}
+	if gvk.Group == "" {
+		prefix = []string{"/api", gvk.Version}
+	}
+	req := c.rest.Get().AbsPath(prefix...).
+		NamespaceIfScoped(lo.Namespace, mapping.Scope.Name() == apimeta.RESTScopeNameNamespace).
+		Resource(mapping.Resource.Resource)
+	raw := lo.AsListOptions()
+	for name, value := range map[string]string{"labelSelector": raw.LabelSelector, "fieldSelector": raw.FieldSelector, "resourceVersion": raw.ResourceVersion} {
+		if value != "" {
+			req = req.Param(name, value)
+		}
+	}
+	res := req.Do(ctx)
+	if err := res.Error(); err != nil { // the apiserver's Status, decoded
+		return err
+	}
+	body, _ := res.Raw()
+	if u, ok := list.(*unstructured.UnstructuredList); ok {
+		return u.UnmarshalJSON(body)
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, list); err != nil {
+		return fmt.Errorf("failed to decode the %s list: %w", gvk.Kind, err)
+	}
+	return nil
 }
 
 // serves asks discovery whether the cluster serves gvk: false only when

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
@@ -214,5 +215,67 @@ func TestForbiddenListOfAKindNotServed(t *testing.T) {
 				t.Errorf("discovery asked %d times, want %d (not served is remembered)", discovered.Load(), want)
 			}
 		})
+	}
+}
+
+// A list is one request with the selectors and namespace asked for, its
+// body decoded into the typed or unstructured list; an apiserver's Status
+// becomes the error it says, with its reason and message.
+func TestListSendsTheOptionsAndDecodesTheAnswer(t *testing.T) {
+	var queries sync.Map
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries.Store(r.URL.Path, r.URL.RawQuery)
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api/v1/namespaces/argocd/secrets":
+			_, _ = w.Write([]byte(`{"kind":"SecretList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"cluster-aws","namespace":"argocd","labels":{"a":"b"}},"data":{"server":"aHR0cHM6Ly9hd3M="}}]}`))
+		case "/apis/example.io/v1/widgets":
+			_, _ = w.Write([]byte(`{"kind":"WidgetList","apiVersion":"example.io/v1","metadata":{},"items":[{"kind":"Widget","apiVersion":"example.io/v1","metadata":{"name":"w"},"spec":{"size":3}}]}`))
+		case "/api/v1/namespaces":
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"namespaces is forbidden: User \"bob\" cannot list resource \"namespaces\""}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer s.Close()
+	gvk := schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: "Widget"}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	scheme.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+	scheme.AddKnownTypeWithName(gvk.GroupVersion().WithKind("WidgetList"), &unstructured.UnstructuredList{})
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	c, err := kube.NewConnector(scheme, append(kube.CoreAPIs(), kube.API{GVK: gvk, Resource: "widgets"}), kube.Options{}).
+		Connect(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	secrets := &corev1.SecretList{}
+	if err := c.List(ctx, secrets, client.InNamespace("argocd"), client.MatchingLabels{"a": "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 1 || secrets.Items[0].Name != "cluster-aws" || string(secrets.Items[0].Data["server"]) != "https://aws" {
+		t.Errorf("secrets: %+v", secrets.Items)
+	}
+	if q, _ := queries.Load("/api/v1/namespaces/argocd/secrets"); q != "labelSelector=a%3Db&resourceVersion=0" {
+		t.Errorf("query %q, want the label selector and the watch cache", q)
+	}
+
+	widgets := &unstructured.UnstructuredList{}
+	widgets.SetGroupVersionKind(gvk.GroupVersion().WithKind("WidgetList"))
+	if err := c.List(ctx, widgets); err != nil {
+		t.Fatal(err)
+	}
+	if size, _, _ := unstructured.NestedInt64(widgets.Items[0].Object, "spec", "size"); len(widgets.Items) != 1 || widgets.Items[0].GetName() != "w" || size != 3 {
+		t.Errorf("widgets: %+v", widgets.Items)
+	}
+
+	err = c.List(ctx, &corev1.NamespaceList{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list resource "namespaces"`) {
+		t.Errorf("err = %v; want the apiserver's forbidden Status", err)
 	}
 }

@@ -132,6 +132,9 @@ func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
 // Close closes the connection's idle network connections.
 func (c *Cluster) Close() { c.conn.Close() }
 
+// Connected is closed once the connection is open (kube.Conn.Connected).
+func (c *Cluster) Connected() <-chan struct{} { return c.conn.Connected() }
+
 // Partial marks the error of a source whose failure leaves the children
 // of the other sources known: the cluster is then read in part
 // (fleet.PartialChildren), not failed.
@@ -151,6 +154,10 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 	errs := make([]error, len(c.connector.Sources))
 	var wg sync.WaitGroup
 	for i, s := range c.connector.Sources {
+		if i == len(c.connector.Sources)-1 { // this goroutine would only wait
+			found[i], errs[i] = s.Children(ctx, c.conn, connect)
+			break
+		}
 		wg.Go(func() { found[i], errs[i] = s.Children(ctx, c.conn, connect) })
 	}
 	wg.Wait()
