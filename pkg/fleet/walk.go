@@ -57,6 +57,22 @@ type Probe[C any] interface {
 	Read(ctx context.Context, c C) (func(*Node), error)
 }
 
+// Parallel runs f(0) … f(n-1) at once and returns when every one has: the
+// fan-out of a cluster's reads. The caller's goroutine makes the last call
+// itself, which it would otherwise spend waiting: a walk of thousands of
+// clusters holds one goroutine fewer per fan-out in flight.
+func Parallel(n int, f func(i int)) {
+	if n == 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n - 1 {
+		wg.Go(func() { f(i) })
+	}
+	f(n - 1)
+	wg.Wait()
+}
+
 // NewProbe makes a Probe of a function.
 func NewProbe[C any](name string, read func(ctx context.Context, c C) (func(*Node), error)) Probe[C] {
 	return probeFunc[C]{name: name, read: read}
@@ -511,14 +527,7 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 	if descends {
 		wg.Go(func() { children, childErr = conn.Children(ctx, true) })
 	}
-	// This goroutine makes the last probe's read: it would only wait.
-	for i, p := range w.probes {
-		if i == len(w.probes)-1 {
-			applies[i], probeErrs[i] = p.Read(ctx, conn)
-			break
-		}
-		wg.Go(func() { applies[i], probeErrs[i] = p.Read(ctx, conn) })
-	}
+	Parallel(len(w.probes), func(i int) { applies[i], probeErrs[i] = w.probes[i].Read(ctx, conn) })
 	wg.Wait()
 
 	var partial *PartialChildren

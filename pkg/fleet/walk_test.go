@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -707,5 +709,30 @@ func TestApplicationsLinkToTheirTarget(t *testing.T) {
 	want = map[string]string{"self": "/", "by-server": "unknown", "by-name": "unknown", "nowhere": "unknown"}
 	if got := targets(fleet.Options{Paths: mustPaths(t, "/"), Depth: 0}); !maps.Equal(got, want) {
 		t.Errorf("the root alone: %v; want %v", got, want)
+	}
+}
+
+// Parallel makes every call, each once, all at once (each here waits until
+// all have started), and returns only when every one has returned.
+func TestParallel(t *testing.T) {
+	for _, n := range []int{0, 1, 5} {
+		var started sync.WaitGroup
+		started.Add(n)
+		calls := make([]atomic.Int32, n)
+		var returned atomic.Int32
+		fleet.Parallel(n, func(i int) {
+			calls[i].Add(1)
+			started.Done()
+			started.Wait()
+			returned.Add(1)
+		})
+		if got := returned.Load(); got != int32(n) {
+			t.Errorf("n=%d: returned after %d calls", n, got)
+		}
+		for i := range calls {
+			if c := calls[i].Load(); c != 1 {
+				t.Errorf("n=%d: f(%d) called %d times", n, i, c)
+			}
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -41,16 +40,10 @@ func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
 	kinds := ListedKinds()
 	lists := make([]client.ObjectList, len(kinds))
 	errs := make([]error, len(kinds))
-	var wg sync.WaitGroup
 	for i, k := range kinds {
 		lists[i] = k.newList()
-		if i == len(kinds)-1 { // this goroutine would only wait
-			errs[i] = c.List(ctx, lists[i])
-			break
-		}
-		wg.Go(func() { errs[i] = c.List(ctx, lists[i]) })
 	}
-	wg.Wait()
+	fleet.Parallel(len(kinds), func(i int) { errs[i] = c.List(ctx, lists[i]) })
 	out := &fleet.Flux{Objects: []fleet.FluxObject{}}
 	var failed []error
 	for i, k := range kinds {

@@ -152,15 +152,9 @@ func (e *partialError) Unwrap() error { return e.err }
 func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
 	found := make([][]Found, len(c.connector.Sources))
 	errs := make([]error, len(c.connector.Sources))
-	var wg sync.WaitGroup
-	for i, s := range c.connector.Sources {
-		if i == len(c.connector.Sources)-1 { // this goroutine would only wait
-			found[i], errs[i] = s.Children(ctx, c.conn, connect)
-			break
-		}
-		wg.Go(func() { found[i], errs[i] = s.Children(ctx, c.conn, connect) })
-	}
-	wg.Wait()
+	fleet.Parallel(len(c.connector.Sources), func(i int) {
+		found[i], errs[i] = c.connector.Sources[i].Children(ctx, c.conn, connect)
+	})
 	var fatal []error
 	partial := &fleet.PartialChildren{Failed: map[string]error{}}
 	for i, err := range errs {
