@@ -31,6 +31,24 @@ OCM_MSA_VERSION        := v0.10.0
 # testdata/crds/argocd: installed only on sandbox clusters with argocd: true.
 ARGOCD_VERSION         := v3.5.7
 CAPI_CRDS   := clusters clusterclasses machines machinedeployments machinesets machinepools
+# And, under testdata/crds/capi, installed only on sandbox clusters with
+# capiControllers: true, what CAPI's controllers (make capi-bins) watch
+# beyond those, as DIR/FILE of the cluster-api module (CAPD's from the
+# cluster-api/test module). Not ClusterClass's templates, MachinePools'
+# infrastructure nor ExtensionConfigs: the managers run without the
+# ClusterTopology, MachinePool and RuntimeSDK feature gates.
+CAPI_CORE_CRDS := cluster.x-k8s.io_machinehealthchecks cluster.x-k8s.io_machinedrainrules \
+	addons.cluster.x-k8s.io_clusterresourcesets addons.cluster.x-k8s.io_clusterresourcesetbindings \
+	ipam.cluster.x-k8s.io_ipaddresses ipam.cluster.x-k8s.io_ipaddressclaims
+CAPI_PROVIDER_CRDS := bootstrap/kubeadm/config/crd/bases/bootstrap.cluster.x-k8s.io_kubeadmconfigs \
+	bootstrap/kubeadm/config/crd/bases/bootstrap.cluster.x-k8s.io_kubeadmconfigtemplates \
+	controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanetemplates
+CAPD_CRDS := devclusters devmachines devmachinetemplates
+# A provider's CRDs carry the CAPI contracts they implement as labels, which
+# the core controllers read to pick the version of a reference; upstream's
+# kustomize (config/crd/kustomization.yaml) adds them, the bases have none.
+CAPI_CONTRACT_LABELS := awk '/^metadata:$$/ && !done { print; print "  labels:"; \
+	print "    cluster.x-k8s.io/v1beta1: v1beta1"; print "    cluster.x-k8s.io/v1beta2: v1beta2"; done = 1; next } { print }'
 SOURCE_CRDS := gitrepositories ocirepositories helmrepositories helmcharts buckets externalartifacts
 OCM_CRDS    := cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml \
 	cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml \
@@ -57,7 +75,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 	hack/demo.sh
 
 .PHONY: test
-test: lint sandbox-bins flux-bins krew-bins inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
+test: lint sandbox-bins flux-bins capi-bins krew-bins inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
 	go test -count=1 -timeout 30m ./...
 	@echo "benchmarks, once each, as tests that they still run (numbers: make bench)"
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./pkg/fleet ./pkg/render ./pkg/execguard
@@ -101,7 +119,7 @@ bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
 
 .PHONY: test-stress
-test-stress: sandbox-bins flux-bins krew-bins inotify ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).
+test-stress: sandbox-bins flux-bins capi-bins krew-bins inotify ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).
 	hack/stress.sh
 
 .PHONY: test-short
@@ -109,7 +127,7 @@ test-short: ## Unit tests only: no apiserver.
 	go test -short ./...
 
 .PHONY: update-golden
-update-golden: sandbox-bins flux-bins krew-bins ## Rewrite the golden files from the current output.
+update-golden: sandbox-bins flux-bins capi-bins krew-bins ## Rewrite the golden files from the current output.
 	go test -count=1 ./... -update
 
 .PHONY: sandbox-bins
@@ -129,12 +147,37 @@ $(BIN)/kube-apiserver: hack/tools/kube-apiserver/go.mod hack/tools/kube-apiserve
 	$@ --version | grep -qx 'Kubernetes $(KUBE_VERSION)'
 
 .PHONY: flux-bins
-flux-bins: $(BIN)/source-controller $(BIN)/kustomize-controller ## Build the Flux controllers some sandbox clusters run (≈ 6 min each the first time).
+flux-bins: $(BIN)/source-controller $(BIN)/kustomize-controller $(BIN)/helm-controller ## Build the Flux controllers some sandbox clusters run (≈ 6 min each the first time).
 
-# Flux's controllers, for sandbox clusters with fluxControllers: true, from one
-# tools module.
-$(BIN)/source-controller $(BIN)/kustomize-controller: hack/tools/flux/go.mod hack/tools/flux/go.sum
+# Flux's controllers, for sandbox clusters with fluxControllers: true (and
+# helmController: true), from one tools module.
+$(BIN)/source-controller $(BIN)/kustomize-controller $(BIN)/helm-controller: hack/tools/flux/go.mod hack/tools/flux/go.sum
 	hack/tool.sh $(notdir $@) hack/tools/flux github.com/fluxcd/$(notdir $@) -ldflags '-s -w'
+
+.PHONY: capi-bins
+capi-bins: $(BIN)/capi-controller-manager $(BIN)/capi-kubeadm-bootstrap-controller-manager $(BIN)/capi-kubeadm-control-plane-controller-manager $(BIN)/capd-manager ## Build the Cluster API controllers some sandbox clusters run (≈ 4 min the first time).
+
+# Cluster API's controllers, for sandbox clusters with capiControllers: true,
+# from one tools module: core, kubeadm bootstrap and kubeadm control plane
+# from upstream's mains, and CAPD's in-memory backend from a main of our own
+# (upstream's wants Docker, and runs its Docker backend too). hack/tool.sh
+# applies hack/tools/capi/patches, each saying why: the managers' webhook
+# servers and CAPD's fake workload apiservers bind loopback (upstream: every
+# interface), a DevCluster without annotations does not panic CAPD, and a
+# workload cluster's connection is retried every 2 s (upstream: 30 s).
+CAPI_LDFLAGS := -s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$(CAPI_VERSION) \
+	-X sigs.k8s.io/cluster-api/version.gitMajor=$(patsubst v%,%,$(word 1,$(subst ., ,$(CAPI_VERSION)))) \
+	-X sigs.k8s.io/cluster-api/version.gitMinor=$(word 2,$(subst ., ,$(CAPI_VERSION))) \
+	-X sigs.k8s.io/cluster-api/version.gitTreeState=clean -X sigs.k8s.io/cluster-api/version.buildDate=2026-01-01T00:00:00Z
+CAPI_TOOL    := hack/tools/capi/go.mod hack/tools/capi/go.sum $(wildcard hack/tools/capi/patches/*.patch)
+$(BIN)/capi-controller-manager: $(CAPI_TOOL)
+	hack/tool.sh $(notdir $@) hack/tools/capi sigs.k8s.io/cluster-api/core -ldflags '$(CAPI_LDFLAGS)'
+$(BIN)/capi-kubeadm-bootstrap-controller-manager: $(CAPI_TOOL)
+	hack/tool.sh $(notdir $@) hack/tools/capi sigs.k8s.io/cluster-api/bootstrap/kubeadm -ldflags '$(CAPI_LDFLAGS)'
+$(BIN)/capi-kubeadm-control-plane-controller-manager: $(CAPI_TOOL)
+	hack/tool.sh $(notdir $@) hack/tools/capi sigs.k8s.io/cluster-api/controlplane/kubeadm -ldflags '$(CAPI_LDFLAGS)'
+$(BIN)/capd-manager: $(CAPI_TOOL) $(wildcard hack/tools/capi/capd/*.go)
+	hack/tool.sh $(notdir $@) hack/tools/capi ./capd -ldflags '$(CAPI_LDFLAGS)'
 
 .PHONY: krew-bins
 krew-bins: $(BIN)/krew $(BIN)/validate-krew-manifest ## Build krew v0.5.0 and validate-krew-manifest for the install tests.
@@ -183,25 +226,35 @@ tidy-check:
 	go mod tidy -diff
 
 .PHONY: update-crds
-update-crds: ## Refresh testdata/crds from the pinned CAPI, Flux, OCM and Argo CD modules.
+update-crds: ## Refresh testdata/crds (and testdata/capi-webhooks) from the pinned CAPI, Flux, OCM and Argo CD modules.
 	@capi=$$(go mod download -json sigs.k8s.io/cluster-api@$(CAPI_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	capd=$$(go mod download -json sigs.k8s.io/cluster-api/test@$(CAPI_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')/infrastructure/docker; \
 	ks=$$(go mod download -json github.com/fluxcd/kustomize-controller@$(KUSTOMIZE_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	src=$$(go mod download -json github.com/fluxcd/source-controller@$(SOURCE_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	helm=$$(go mod download -json github.com/fluxcd/helm-controller@$(HELM_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	ocm=$$(go mod download -json open-cluster-management.io/api@$(OCM_API_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	msa=$$(go mod download -json open-cluster-management.io/managed-serviceaccount@$(OCM_MSA_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	argocd=$$(go mod download -json github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
-	rm -f testdata/crds/*.yaml testdata/crds/ocm/*.yaml testdata/crds/argocd/*.yaml; \
-	mkdir -p testdata/crds/ocm testdata/crds/argocd; \
+	rm -f testdata/crds/*.yaml testdata/crds/ocm/*.yaml testdata/crds/argocd/*.yaml testdata/crds/capi/*.yaml testdata/capi-webhooks/*.yaml; \
+	mkdir -p testdata/crds/ocm testdata/crds/argocd testdata/crds/capi testdata/capi-webhooks; \
 	for c in $(CAPI_CRDS); do install -m 0644 $$capi/core/config/crd/bases/cluster.x-k8s.io_$$c.yaml testdata/crds/; done; \
-	install -m 0644 $$capi/controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml testdata/crds/; \
+	$(CAPI_CONTRACT_LABELS) $$capi/controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml \
+		>testdata/crds/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml; \
+	for c in $(CAPI_CORE_CRDS); do install -m 0644 $$capi/core/config/crd/bases/$$c.yaml testdata/crds/capi/; done; \
+	for c in $(CAPI_PROVIDER_CRDS); do $(CAPI_CONTRACT_LABELS) $$capi/$$c.yaml >testdata/crds/capi/$$(basename $$c).yaml; done; \
+	for c in $(CAPD_CRDS); do $(CAPI_CONTRACT_LABELS) $$capd/config/crd/bases/infrastructure.cluster.x-k8s.io_$$c.yaml \
+		>testdata/crds/capi/infrastructure.cluster.x-k8s.io_$$c.yaml; done; \
+	install -m 0644 $$capi/core/config/webhook/manifests.yaml testdata/capi-webhooks/core.yaml; \
+	install -m 0644 $$capi/bootstrap/kubeadm/config/webhook/manifests.yaml testdata/capi-webhooks/kubeadm-bootstrap.yaml; \
+	install -m 0644 $$capi/controlplane/kubeadm/config/webhook/manifests.yaml testdata/capi-webhooks/kubeadm-control-plane.yaml; \
+	install -m 0644 $$capd/config/webhook/manifests.yaml testdata/capi-webhooks/capd.yaml; \
 	for c in $(SOURCE_CRDS); do install -m 0644 $$src/config/crd/bases/source.toolkit.fluxcd.io_$$c.yaml testdata/crds/; done; \
 	install -m 0644 $$ks/config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml testdata/crds/; \
 	install -m 0644 $$helm/config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml testdata/crds/; \
 	for c in $(OCM_CRDS); do install -m 0644 $$ocm/$$c testdata/crds/ocm/; done; \
 	install -m 0644 $$msa/config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml testdata/crds/ocm/; \
 	for c in $(ARGOCD_CRDS); do install -m 0644 $$argocd/manifests/crds/$$c-crd.yaml testdata/crds/argocd/; done; \
-	ls testdata/crds testdata/crds/ocm testdata/crds/argocd
+	ls testdata/crds testdata/crds/ocm testdata/crds/argocd testdata/crds/capi testdata/capi-webhooks
 
 .PHONY: clean
 clean: ## Remove built binaries (bin/ keeps nothing that cannot be rebuilt).

@@ -24,8 +24,19 @@ type Assets struct {
 	// GitReposDir holds the fixture repositories the git server serves.
 	GitReposDir string
 	// SourceController and KustomizeController are the Flux controllers,
-	// needed only by clusters with fluxControllers; empty when not built.
-	SourceController, KustomizeController string
+	// needed only by clusters with fluxControllers; HelmController by
+	// clusters with helmController too. Empty when not built.
+	SourceController, KustomizeController, HelmController string
+	// CAPI are Cluster API's controllers, needed only by clusters with
+	// capiControllers; empty when not built (`make capi-bins`).
+	CAPI CAPIBinaries
+}
+
+// CAPIBinaries are the Cluster API controller managers a cluster with
+// capiControllers runs: core, kubeadm bootstrap, kubeadm control plane and
+// CAPD with its in-memory backend.
+type CAPIBinaries struct {
+	Core, KubeadmBootstrap, KubeadmControlPlane, CAPD string
 }
 
 // ErrAssetsMissing marks a checkout whose binaries have not been built yet.
@@ -53,7 +64,11 @@ func FindAssets() (Assets, error) {
 	for _, c := range []struct {
 		dst  *string
 		name string
-	}{{&a.SourceController, "source-controller"}, {&a.KustomizeController, "kustomize-controller"}} {
+	}{
+		{&a.SourceController, "source-controller"}, {&a.KustomizeController, "kustomize-controller"}, {&a.HelmController, "helm-controller"},
+		{&a.CAPI.Core, "capi-controller-manager"}, {&a.CAPI.KubeadmBootstrap, "capi-kubeadm-bootstrap-controller-manager"},
+		{&a.CAPI.KubeadmControlPlane, "capi-kubeadm-control-plane-controller-manager"}, {&a.CAPI.CAPD, "capd-manager"},
+	} {
 		if p := filepath.Join(root, "bin", c.name); fileExists(p) {
 			*c.dst = p
 		}

@@ -16,6 +16,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
+// slug makes a server key a file name.
+func slug(key string) string { return strings.NewReplacer("/", "_", ":", "_", "#", "_").Replace(key) }
+
+// process is a controller to start: its binary, arguments, and the
+// loopback port of its readiness endpoint.
+type process struct {
+	name, bin string
+	args      []string
+	health    int
+}
+
 // controller is one Flux controller process running against a sandbox
 // cluster, out of cluster, as the operator of a real cluster runs it in.
 type controller struct {
@@ -27,6 +38,7 @@ type controller struct {
 }
 
 // startControllers runs source-controller and kustomize-controller for s,
+// and helm-controller where the spec says,
 // with an admin kubeconfig of its own (straight to the apiserver, never
 // through the latency proxy), everything on loopback ports.
 func (f *Fleet) startControllers(s *server, a Assets) error {
@@ -42,8 +54,7 @@ func (f *Fleet) startControllers(s *server, a Assets) error {
 	if err != nil {
 		return err
 	}
-	slug := strings.NewReplacer("/", "_", ":", "_", "#", "_").Replace(s.key)
-	dir := filepath.Join(f.Dir, "flux", slug)
+	dir := filepath.Join(f.Dir, "flux", slug(s.key))
 	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o700); err != nil {
 		return err
 	}
@@ -51,16 +62,12 @@ func (f *Fleet) startControllers(s *server, a Assets) error {
 	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
 		return err
 	}
-	ports, err := freePorts(5)
+	ports, err := freePorts(7)
 	if err != nil {
 		return err
 	}
 	storage := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	specs := []struct {
-		name, bin string
-		args      []string
-		health    int
-	}{
+	specs := []process{
 		{"source-controller", a.SourceController, []string{
 			"--storage-path=" + filepath.Join(dir, "storage"), "--storage-addr=" + storage, "--storage-adv-addr=" + storage,
 			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[1]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[2]),
@@ -69,6 +76,15 @@ func (f *Fleet) startControllers(s *server, a Assets) error {
 			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[3]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[4]),
 		}, ports[4]},
 	}
+	if s.spec.HelmController {
+		if a.HelmController == "" {
+			return fmt.Errorf("%w: cluster %q runs helm-controller and bin/helm-controller is missing: run `make flux-bins`", ErrAssetsMissing, s.spec.Name)
+		}
+		specs = append(specs, process{"helm-controller", a.HelmController, []string{
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[5]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[6]),
+		}, ports[6]})
+	}
+	started := make([]*controller, 0, len(specs))
 	for _, sp := range specs {
 		log, err := os.Create(filepath.Join(dir, sp.name+".log"))
 		if err != nil {
@@ -85,8 +101,12 @@ func (f *Fleet) startControllers(s *server, a Assets) error {
 		c := &controller{name: sp.name, cmd: cmd, log: log, health: fmt.Sprintf("http://127.0.0.1:%d/readyz", sp.health), done: make(chan error, 1)}
 		go func() { c.done <- cmd.Wait() }()
 		s.controllers = append(s.controllers, c)
+		started = append(started, c)
 	}
-	for _, c := range s.controllers {
+	// Only these: the server's CAPI controllers are waited for where they
+	// start, and a second wait on an exited one would take its exit status
+	// from stop.
+	for _, c := range started {
 		if err := c.waitReady(); err != nil {
 			return fmt.Errorf("cluster %q: %w (log: %s)", s.spec.Name, err, c.log.Name())
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -120,6 +119,12 @@ func (f *Fleet) populateChild(ctx context.Context, parent *server, child *Cluste
 // populateCAPI creates on the parent child's Cluster object, its machines
 // and its kubeconfig Secrets.
 func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *ClusterSpec) error {
+	switch child.Provision {
+	case ProvisionCAPI:
+		return f.provisionCAPI(ctx, parent, child)
+	case ProvisionInMemory:
+		return provisionInMemory(ctx, parent.client, child)
+	}
 	if err := createCluster(ctx, parent.client, child); err != nil {
 		return err
 	}
@@ -552,21 +557,15 @@ func createHelmChart(ctx context.Context, c client.Client, s *FluxSpec) (string,
 }
 
 func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
-	owner, err := ownerLabels(s.DeclaredBy)
+	obj, err := clusterMeta(s)
 	if err != nil {
 		return err
 	}
-	labels := map[string]string{}
-	maps.Copy(labels, s.Labels)
-	maps.Copy(labels, owner)
-	obj := &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: labels},
-		Spec: clusterv1.ClusterSpec{
-			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
-				APIGroup: "infrastructure.cluster.x-k8s.io", Kind: providerKinds()[s.Provider], Name: s.Name,
-			},
-			Topology: clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: s.Provider + "-class"}, Version: s.Version},
+	obj.Spec = clusterv1.ClusterSpec{
+		InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+			APIGroup: "infrastructure.cluster.x-k8s.io", Kind: providerKinds()[s.Provider], Name: s.Name,
 		},
+		Topology: clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: s.Provider + "-class"}, Version: s.Version},
 	}
 	if s.Machines != nil && s.Machines.ControlPlane != nil {
 		obj.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: kcpv1.GroupVersion.Group, Kind: "KubeadmControlPlane", Name: s.Name + "-control-plane"}

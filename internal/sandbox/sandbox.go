@@ -100,6 +100,10 @@ type server struct {
 	// proxy adds the spec's latency in front of the apiserver; nil without.
 	proxy       *latencyProxy
 	controllers []*controller
+	// ca signs the apiserver's serving and client certificates of a
+	// cluster CAPI provisions (provision: capi); nil for the others, whose
+	// certificates are envtest's.
+	ca *clusterCA
 
 	// usersMu serialises AddUser: envtest's CA is not safe for concurrent use.
 	usersMu sync.Mutex
@@ -184,6 +188,11 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 			return nil, err
 		}
 	}
+	// CAPI's controllers before the objects: their webhooks default what
+	// the sandbox creates for them to provision.
+	if err := f.startAllCAPIControllers(opts.Assets); err != nil {
+		return nil, err
+	}
 	if err := f.populate(ctx); err != nil {
 		return nil, err
 	}
@@ -234,7 +243,7 @@ func (f *Fleet) addMembers(path string, c *ClusterSpec, parentKey string) {
 	m := &Member{Path: path, Spec: c}
 	f.Members[path] = m
 	key := ""
-	if path == "" || c.Kubeconfig == KubeconfigValid {
+	if path == "" || c.Kubeconfig == KubeconfigValid && c.Provision != ProvisionInMemory {
 		key = serverKey(parentKey, c)
 		s := f.servers[key]
 		if s == nil {
@@ -324,6 +333,21 @@ func (f *Fleet) startAPIServers(opts Options) error {
 				return fmt.Errorf("%w: cluster %q has argocd, and the Argo CD CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
 			}
 			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+		}
+		if s.spec.CAPIControllers {
+			dir := capiCRDDir(opts.Assets.CRDDir)
+			if !fileExists(dir) {
+				return fmt.Errorf("%w: cluster %q has capiControllers, and the CAPI CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+		}
+		if s.spec.Provision == ProvisionCAPI {
+			if s.ca, err = newClusterCA(s.spec.Name); err != nil {
+				return err
+			}
+			if err := s.ca.useFor(s.env.ControlPlane.GetAPIServer(), filepath.Join(f.Dir, "capi", "pki", slug(s.key))); err != nil {
+				return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+			}
 		}
 		s.env.ControlPlane.GetAPIServer().Path = apiserver
 		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd}
@@ -452,7 +476,7 @@ func (f *Fleet) Stop() error {
 	// A marker left by an exec plugin that should never have run goes too,
 	// and what git and the controllers kept.
 	_ = os.Remove(filepath.Join(f.Dir, ExecMarkerFile))
-	for _, d := range []string{"git", "git-work", "flux"} {
+	for _, d := range []string{"git", "git-work", "flux", "capi"} {
 		if err := os.RemoveAll(filepath.Join(f.Dir, d)); err != nil {
 			errs = append(errs, err)
 		}
@@ -609,17 +633,34 @@ func (f *Fleet) warmCaches(ctx context.Context) error {
 	})
 }
 
-// startAllControllers starts the Flux controllers of every server that asks
-// for them, then waits until each of its Flux objects has been reconciled
-// once, so that "ready" means settled.
-func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
+// startAllCAPIControllers starts CAPI's controllers on every server that
+// asks for them.
+func (f *Fleet) startAllCAPIControllers(a Assets) error {
 	return concurrently(f.serverList(), func(s *server) error {
-		if !s.spec.FluxControllers {
+		if !s.spec.CAPIControllers {
 			return nil
 		}
-		if err := f.startControllers(s, a); err != nil {
-			return err
+		return f.startCAPIControllers(s, a)
+	})
+}
+
+// startAllControllers starts the Flux controllers of every server that asks
+// for them, then waits until each of its Flux objects has been reconciled
+// once, and until CAPI has provisioned the clusters the spec gives it, so
+// that "ready" means settled.
+func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
+	return concurrently(f.serverList(), func(s *server) error {
+		if s.spec.FluxControllers {
+			if err := f.startControllers(s, a); err != nil {
+				return err
+			}
+			if err := waitFluxSettled(ctx, s); err != nil {
+				return err
+			}
 		}
-		return waitFluxSettled(ctx, s)
+		if s.spec.CAPIControllers {
+			return waitProvisioned(ctx, s)
+		}
+		return nil
 	})
 }

@@ -46,6 +46,12 @@ const (
 	UserKubeconfigCAPZ = "capz"
 )
 
+// How a child of a parent with capiControllers is provisioned (ClusterSpec.Provision).
+const (
+	ProvisionCAPI     = "capi"
+	ProvisionInMemory = "inmemory"
+)
+
 // DefaultVersion is the Kubernetes version clusters declare unless the spec says otherwise.
 const DefaultVersion = "v1.36.3"
 
@@ -108,9 +114,25 @@ type ClusterSpec struct {
 	// kustomize-controller against this cluster: its GitRepositories and
 	// Kustomizations are then reconciled for real, from the sandbox's git
 	// server, and get no made-up status.
-	FluxControllers bool          `json:"fluxControllers,omitempty"`
-	Flux            []FluxSpec    `json:"flux,omitempty"`
-	Clusters        []ClusterSpec `json:"clusters,omitempty"`
+	FluxControllers bool `json:"fluxControllers,omitempty"`
+	// HelmController runs Flux's real helm-controller beside them: its
+	// HelmReleases are installed for real, from charts the source-controller
+	// serves. Only with FluxControllers.
+	HelmController bool `json:"helmController,omitempty"`
+	// CAPIControllers runs Cluster API's real controllers against this
+	// cluster (core, kubeadm bootstrap, kubeadm control plane, and CAPD with
+	// its in-memory backend): its children with Provision are provisioned
+	// by them, not written by the sandbox.
+	CAPIControllers bool `json:"capiControllers,omitempty"`
+	// Provision is how the Cluster object of a child of a parent with
+	// CAPIControllers comes to be: "" (the sandbox writes it and its status),
+	// "capi" (the sandbox writes the spec and a <name>-ca Secret its
+	// apiserver trusts; CAPI writes the status and the kubeconfig Secret),
+	// or "inmemory" (CAPI provisions it whole on CAPD's in-memory backend,
+	// sized by Machines: it has no apiserver of the sandbox's).
+	Provision string        `json:"provision,omitempty"`
+	Flux      []FluxSpec    `json:"flux,omitempty"`
+	Clusters  []ClusterSpec `json:"clusters,omitempty"`
 
 	// Count makes the entry N clusters, <name>-0001 to <name>-N, each with
 	// the entry's spec.
@@ -337,6 +359,9 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.Version == "" {
 			c.Version = version
 		}
+		if err := checkProvision(c, where); err != nil {
+			return err
+		}
 		if c.Phase == "" {
 			c.Phase = "Provisioned"
 		}
@@ -360,8 +385,8 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPZ {
 			return fmt.Errorf("%s: userKubeconfig %q is not capa or capz", where, c.UserKubeconfig)
 		}
-		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil || c.OCMHub || c.ArgoCD) {
-			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency, an ocmHub nor argocd", where, c.Kubeconfig)
+		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil || c.OCMHub || c.ArgoCD || c.CAPIControllers) {
+			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency, an ocmHub, argocd nor capiControllers", where, c.Kubeconfig)
 		}
 		if err := checkOCM(c, where); err != nil {
 			return err
@@ -391,8 +416,11 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if root && (len(c.Edges) > 0 || c.OCM != nil) {
 		return fmt.Errorf("%s: the root cluster takes neither edges nor ocm: no parent reaches it, your kubeconfig does", where)
 	}
-	if root && c.NoCRDs && (c.OCMHub || c.ArgoCD) {
-		return fmt.Errorf("%s: a cluster with noCRDs can be neither an ocmHub nor have argocd", where)
+	if c.NoCRDs && (c.OCMHub || c.ArgoCD || c.CAPIControllers) {
+		return fmt.Errorf("%s: a cluster with noCRDs can be neither an ocmHub nor have argocd or capiControllers", where)
+	}
+	if c.HelmController && !c.FluxControllers {
+		return fmt.Errorf("%s: helmController runs beside source-controller, which serves its charts: give fluxControllers: true too", where)
 	}
 	var errs []error
 	for i := range c.Flux {
@@ -408,6 +436,9 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		}
 		if c.FluxControllers && (f.Kind == "OCIRepository" || f.Kind == "HelmRepository") {
 			errs = append(errs, fmt.Errorf("%s: flux[%d]: a cluster with fluxControllers reconciles for real: use GitRepository (with repo), Kustomization, or a status-only HelmRelease", where, i))
+		}
+		if c.HelmController && f.Kind == "HelmRelease" {
+			errs = append(errs, fmt.Errorf("%s: flux[%d]: a cluster with helmController installs its HelmReleases for real: declare them in the fixture repository a Kustomization applies", where, i))
 		}
 		if f.Kind == "GitRepository" && c.FluxControllers && f.Repo == "" {
 			errs = append(errs, fmt.Errorf("%s: flux[%d]: a GitRepository reconciled by real controllers needs repo, a fixture under testdata/gitrepos", where, i))
@@ -437,6 +468,12 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 			errs = append(errs, err)
 			continue
 		}
+		if child.Provision != "" && !c.CAPIControllers {
+			errs = append(errs, fmt.Errorf("%s/%s: provision %s needs CAPI's controllers on the parent: give %s capiControllers: true", where, child.Name, child.Provision, c.Name))
+		}
+		if c.CAPIControllers && child.hasEdge(EdgeCAPI) && child.Provision == "" {
+			errs = append(errs, fmt.Errorf("%s/%s: %s runs CAPI's controllers, which write the status of every Cluster on it: give this child provision: capi or inmemory", where, child.Name, c.Name))
+		}
 		if child.hasEdge(EdgeOCM) && !c.OCMHub {
 			errs = append(errs, fmt.Errorf("%s/%s: the ocm edge needs a hub: give its parent %s ocmHub: true", where, child.Name, c.Name))
 		}
@@ -462,6 +499,44 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// checkProvision checks what a cluster CAPI provisions may say: CAPI, not
+// the spec, decides its status; an in-memory one has no apiserver of ours.
+func checkProvision(c *ClusterSpec, where string) error {
+	switch c.Provision {
+	case "":
+		return nil
+	case ProvisionCAPI, ProvisionInMemory:
+	default:
+		return fmt.Errorf("%s: provision %q is not capi or inmemory", where, c.Provision)
+	}
+	if !c.hasEdge(EdgeCAPI) || c.Kubeconfig != "" && c.Kubeconfig != KubeconfigValid {
+		return fmt.Errorf("%s: provision %s makes a CAPI Cluster and its kubeconfig Secret: it needs the capi edge and no kubeconfig fault", where, c.Provision)
+	}
+	if c.Phase != "" || c.Available != nil || c.ControlPlane != nil || c.Workers != nil || len(c.ControlPlaneVersions) > 0 || c.UserKubeconfig != "" || c.SharedServer {
+		return fmt.Errorf("%s: provision %s: CAPI writes the status, so phase, available, controlPlane, workers, controlPlaneVersions and userKubeconfig are not given, nor a sharedServer", where, c.Provision)
+	}
+	if c.Provision == ProvisionCAPI && c.Machines != nil {
+		return fmt.Errorf("%s: provision capi has no machines: its apiserver is the sandbox's; use provision inmemory for machines CAPI makes", where)
+	}
+	if c.Provision == ProvisionInMemory {
+		if len(c.Clusters) > 0 || len(c.Flux) > 0 || c.FluxObjects > 0 || c.FluxControllers || c.CAPIControllers || c.Latency != nil || c.OCMHub || c.ArgoCD || c.RBAC != "" || len(c.Edges) > 1 {
+			return fmt.Errorf("%s: provision inmemory has no apiserver of the sandbox's, only CAPD's in-memory one: it holds nothing and takes only the capi edge", where)
+		}
+		if c.Machines == nil {
+			c.Machines = &MachinesSpec{}
+		}
+		if c.Machines.ControlPlane == nil {
+			c.Machines.ControlPlane = &MachineGroupSpec{Replicas: 1}
+		}
+		for _, g := range append([]MachineGroupSpec{*c.Machines.ControlPlane}, c.Machines.Deployments...) {
+			if g.NotReady != 0 || g.Reason != "" || g.Message != "" || g.Version != "" {
+				return fmt.Errorf("%s: provision inmemory: CAPI makes the machines, so they take replicas (and a deployment's name) only", where)
+			}
+		}
+	}
+	return nil
 }
 
 // Repos lists the fixture repositories the spec's GitRepositories name.

@@ -80,7 +80,7 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 		{"the hub's own name", "name: mom\nocmHub: true\nclusters: [{name: local-cluster, edges: [ocm]}]", "mom/local-cluster: local-cluster is the hub's own ManagedCluster"},
 		{"the forbidden fault's ServiceAccount", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [ocm], ocm: {serviceAccount: fleet-no-rights}}]", `serviceAccount "fleet-no-rights" is the ServiceAccount without rights of forbidden faults`},
 		{"two ManagedClusters of one name", "name: mom\nocmHub: true\nclusters: [{name: a, namespace: one, edges: [ocm]}, {name: a, namespace: two, edges: [capi, ocm]}]", "mom: two clusters named a have the ocm edge: a ManagedCluster has no namespace"},
-		{"a hub with a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, ocmHub: true}]", "has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency, an ocmHub nor argocd"},
+		{"a hub with a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, ocmHub: true}]", "has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency, an ocmHub, argocd nor capiControllers"},
 		{"a hub without CRDs", "name: mom\nclusters: [{name: a, noCRDs: true, ocmHub: true}]", "mom/a: a cluster with noCRDs can hold neither clusters, flux objects, an ocmHub nor argocd"},
 		{"ocm on the root", "name: mom\nocm: {clusterSet: blue}", "mom: the root cluster takes neither edges nor ocm"},
 		{"two argocd edges of one name", "name: mom\nclusters: [{name: a, namespace: one, edges: [argocd]}, {name: a, namespace: two, edges: [capi, argocd]}]", "mom: two clusters named a have the argocd edge: their cluster Secrets would both be argocd/cluster-a"},
@@ -101,6 +101,19 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 		{"the same app twice", "name: mom\nargocd: true\napps: [{name: g}, {name: g, namespace: argocd}]", "mom: apps[1] g: Application argocd/g appears twice"},
 		{"a destination the argocd edge does not reach", "name: mom\nargocd: true\nclusters: [{name: aws}]\napps: [{name: g, destination: aws}]", "mom: apps[0] g: destination aws is a cluster mom does not reach by the argocd edge: give it edges with argocd"},
 		{"a destination among a count the argocd edge does not reach", "name: mom\nargocd: true\nclusters: [{name: t, count: 3, kubeconfig: unreachable}]\napps: [{name: g, destination: t-0002}]", "mom: apps[0] g: destination t-0002 is a cluster mom does not reach by the argocd edge"},
+		{"helmController without fluxControllers", "name: mom\nhelmController: true", "mom: helmController runs beside source-controller, which serves its charts: give fluxControllers: true too"},
+		{"a HelmRelease in the spec of a helmController", "name: mom\nfluxControllers: true\nhelmController: true\nflux: [{kind: HelmRelease, name: x}]", "mom: flux[0]: a cluster with helmController installs its HelmReleases for real: declare them in the fixture repository"},
+		{"capiControllers without CRDs", "name: mom\nnoCRDs: true\ncapiControllers: true", "mom: a cluster with noCRDs can be neither an ocmHub nor have argocd or capiControllers"},
+		{"capiControllers on a fault", "name: mom\nclusters: [{name: a, kubeconfig: missing, capiControllers: true}]", "has no apiserver, so it can hold neither"},
+		{"an unknown provision", "name: mom\ncapiControllers: true\nclusters: [{name: a, provision: cloud}]", `mom/a: provision "cloud" is not capi or inmemory`},
+		{"provision without CAPI's controllers", "name: mom\nclusters: [{name: a, provision: capi}]", "mom/a: provision capi needs CAPI's controllers on the parent: give mom capiControllers: true"},
+		{"a written child under CAPI's controllers", "name: mom\ncapiControllers: true\nclusters: [{name: a}]", "mom/a: mom runs CAPI's controllers, which write the status of every Cluster on it: give this child provision: capi or inmemory"},
+		{"provision with a status", "name: mom\ncapiControllers: true\nclusters: [{name: a, provision: capi, phase: Failed}]", "mom/a: provision capi: CAPI writes the status"},
+		{"provision with a fault", "name: mom\ncapiControllers: true\nclusters: [{name: a, provision: capi, kubeconfig: garbage}]", "mom/a: provision capi makes a CAPI Cluster and its kubeconfig Secret: it needs the capi edge and no kubeconfig fault"},
+		{"provision without the capi edge", "name: mom\ncapiControllers: true\nclusters: [{name: a, provision: inmemory, edges: [argocd]}]", "it needs the capi edge"},
+		{"provision capi with machines", "name: mom\ncapiControllers: true\nclusters: [{name: a, provision: capi, machines: {controlPlane: {replicas: 1}}}]", "mom/a: provision capi has no machines"},
+		{"an in-memory cluster holding clusters", "name: mom\ncapiControllers: true\nclusters: [{name: a, provision: inmemory, clusters: [{name: b}]}]", "mom/a: provision inmemory has no apiserver of the sandbox's"},
+		{"an in-memory machine not ready", "name: mom\ncapiControllers: true\nclusters: [{name: a, provision: inmemory, machines: {deployments: [{name: md, replicas: 2, notReady: 1}]}}]", "mom/a: provision inmemory: CAPI makes the machines, so they take replicas"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -260,3 +260,34 @@ func TestChildrenReadNoKubeconfigUnlessConnecting(t *testing.T) {
 		t.Errorf("%d lists, %d reads; want none", calls.lists, calls.gets)
 	}
 }
+
+// A Cluster without a ClusterClass declares no version: its control plane
+// does (a KubeadmControlPlane's spec.version, as seed 002's charts write
+// them), and the version is the one its control plane machines run, as
+// CAPI reports them; none while they run several.
+func TestVersionOfAClusterWithoutTopology(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		versions []clusterv1.StatusVersion
+		want     string
+	}{
+		{"one version", []clusterv1.StatusVersion{{Version: "v1.36.3", Replicas: 3}}, "v1.36.3"},
+		{"an upgrade rolling", []clusterv1.StatusVersion{{Version: "v1.35.2", Replicas: 1}, {Version: "v1.36.3", Replicas: 2}}, ""},
+		{"no machines yet", nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := v1beta2Cluster()
+			c.Spec.Topology = clusterv1.Topology{}
+			c.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "DevCluster", Name: "team-a"}
+			c.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane", Name: "team-a-control-plane"}
+			c.Status.ControlPlane.Versions = tt.versions
+			got, err := testCluster(t, interceptor.Funcs{}, c).Children(context.Background(), false)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("children: %v, %v", got, err)
+			}
+			if got[0].Version != tt.want {
+				t.Errorf("version = %q, want %q", got[0].Version, tt.want)
+			}
+		})
+	}
+}

@@ -61,7 +61,20 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 	if w := c.Status.Workers; w != nil {
 		ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, w.Versions)
 	}
+	ch.Version = declaredVersion(ch)
 	return ch
+}
+
+// declaredVersion is a Cluster's Kubernetes version: its topology's, or,
+// for a Cluster without a ClusterClass (whose version is its control
+// plane's, e.g. a KubeadmControlPlane's spec.version), the one version
+// its control plane machines run, as CAPI reports them; "" while they run
+// several.
+func declaredVersion(ch fleet.Child) string {
+	if ch.Version != "" || ch.ControlPlane == nil || len(ch.ControlPlane.Versions) != 1 {
+		return ch.Version
+	}
+	return ch.ControlPlane.Versions[0].Version
 }
 
 func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
@@ -90,6 +103,7 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 			ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, fromV1beta1(w.Versions))
 		}
 	}
+	ch.Version = declaredVersion(ch)
 	return ch
 }
 

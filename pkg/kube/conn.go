@@ -252,10 +252,12 @@ func (c *Conn) List(ctx context.Context, list client.ObjectList, opts ...client.
 	err = c.list(ctx, gvk, list, append(opts, fromCache()))
 	// An apiserver authorizes before it routes: a user whose role does
 	// not name a group gets 403, not 404, for a kind the cluster does not
-	// serve at all. Discovery, which every user may read, tells the two
-	// apart, and costs a request only on that path.
-	forbiddenUnserved := apierrors.IsForbidden(err) && gvk.Group != "" && !c.serves(ctx, gvk)
-	if forbiddenUnserved || isNotServed(err) {
+	// serve at all; and CAPD's in-memory workload clusters, which serve
+	// core kinds only, answer 500 for any other. Discovery, which every
+	// user may read, tells these apart from a real refusal or failure,
+	// and costs a request only on those paths.
+	maybeUnserved := (apierrors.IsForbidden(err) || apierrors.IsInternalError(err)) && gvk.Group != "" && !c.serves(ctx, gvk)
+	if maybeUnserved || isNotServed(err) {
 		c.mu.Lock()
 		c.unserved[gvk] = true
 		c.mu.Unlock()
@@ -302,9 +304,10 @@ func (c *Conn) list(ctx context.Context, gvk schema.GroupVersionKind, list clien
 }
 
 // serves asks discovery whether the cluster serves gvk: false only when
-// its group and version answer 404 or do not list the kind. Anything else
-// (an error, a body that is no resource list) is taken as served, so the
-// list's own error stands.
+// its group and version answer 404 or do not list the kind, or, where that
+// answer is an error, when the cluster's group list (/apis) does not name
+// the group. Anything else (an error, a body that is no resource list) is
+// taken as served, so the list's own error stands.
 func (c *Conn) serves(ctx context.Context, gvk schema.GroupVersionKind) bool {
 	if c.rest == nil { // a connection around a client alone (tests)
 		return true
@@ -314,7 +317,7 @@ func (c *Conn) serves(ctx context.Context, gvk schema.GroupVersionKind) bool {
 	case apierrors.IsNotFound(err):
 		return false
 	case err != nil:
-		return true
+		return c.servesGroup(ctx, gvk.Group)
 	}
 	var resources metav1.APIResourceList
 	if json.Unmarshal(body, &resources) != nil || resources.GroupVersion == "" {
@@ -322,6 +325,26 @@ func (c *Conn) serves(ctx context.Context, gvk schema.GroupVersionKind) bool {
 	}
 	for _, r := range resources.APIResources {
 		if r.Kind == gvk.Kind {
+			return true
+		}
+	}
+	return false
+}
+
+// servesGroup reads the cluster's group list (/apis): false only when it
+// decodes, names groups, and not group.
+func (c *Conn) servesGroup(ctx context.Context, group string) bool {
+	body, err := c.rest.Get().AbsPath("/apis").Do(ctx).Raw()
+	if err != nil {
+		return true
+	}
+	// CAPD's in-memory clusters answer without kind and apiVersion.
+	var groups metav1.APIGroupList
+	if json.Unmarshal(body, &groups) != nil || groups.Kind != "" && groups.Kind != "APIGroupList" || len(groups.Groups) == 0 {
+		return true
+	}
+	for _, g := range groups.Groups {
+		if g.Name == group {
 			return true
 		}
 	}
@@ -358,9 +381,11 @@ func (c *Conn) Identity(ctx context.Context) (string, error) {
 	ns := &corev1.Namespace{}
 	err := c.client.Get(ctx, client.ObjectKey{Name: "kube-system"}, ns, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}})
 	switch {
-	case err == nil:
+	case err == nil && ns.UID != "":
 		return "uid:" + string(ns.UID), nil
-	case apierrors.IsForbidden(err):
+	case err == nil, apierrors.IsForbidden(err):
+		// No UID (CAPD's in-memory clusters make namespaces without
+		// one), or no right to read it: the endpoint it is reached at.
 		return c.Endpoint(), nil
 	default:
 		return "", c.ReachError(err)

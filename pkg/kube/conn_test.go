@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -157,22 +158,38 @@ func TestRedactURL(t *testing.T) {
 }
 
 // A user whose role does not name a group gets 403 for a kind the cluster
-// does not serve: discovery says it is not served, and it is not an error.
-// Where discovery lists the kind, the 403 stands.
-func TestForbiddenListOfAKindNotServed(t *testing.T) {
-	forbidden := func(w http.ResponseWriter) {
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`))
+// does not serve, and CAPD's in-memory clusters answer 500 for any kind but
+// core ones, their discovery of other groups 500 too: discovery (the
+// group's, else the group list) says it is not served, and it is not an
+// error. Where discovery lists the kind, the 403 or 500 stands.
+func TestRefusedListOfAKindNotServed(t *testing.T) {
+	status := func(w http.ResponseWriter, code int) {
+		w.WriteHeader(code)
+		_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":%q,"code":%d}`,
+			map[int]string{http.StatusForbidden: "Forbidden", http.StatusInternalServerError: "InternalError"}[code], code)
 	}
+	const (
+		widgets = `{"kind":"APIResourceList","groupVersion":"example.io/v1","resources":[{"name":"widgets","kind":"Widget","namespaced":true}]}`
+		others  = `{"kind":"APIResourceList","groupVersion":"example.io/v1","resources":[{"name":"others","kind":"Other","namespaced":true}]}`
+		groups  = `{"groups":[{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}]}]}` // as CAPD's in-memory clusters answer
+		ours    = `{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"example.io","versions":[{"groupVersion":"example.io/v1","version":"v1"}]}]}`
+	)
 	for _, tt := range []struct {
 		name      string
-		discovery string // "" answers 404
+		list      int    // the list's answer: 403 or 500
+		discovery string // /apis/example.io/v1: "" answers 404, "500" 500
+		groups    string // /apis, asked when discovery fails
 		served    bool
+		asked     int64 // discovery requests over two lists
 	}{
-		{"group not served", "", false},
-		{"group served without the kind", `{"kind":"APIResourceList","groupVersion":"example.io/v1","resources":[{"name":"others","kind":"Other","namespaced":true}]}`, false},
-		{"kind served", `{"kind":"APIResourceList","groupVersion":"example.io/v1","resources":[{"name":"widgets","kind":"Widget","namespaced":true}]}`, true},
-		{"discovery garbage", `<html>`, true},
+		{"forbidden, group not served", 403, "", "", false, 1},
+		{"forbidden, group served without the kind", 403, others, "", false, 1},
+		{"forbidden, kind served", 403, widgets, "", true, 2},
+		{"forbidden, discovery garbage", 403, `<html>`, "", true, 2},
+		{"500, group not served, its discovery 500 (CAPD in-memory)", 500, "500", groups, false, 2},
+		{"500, group listed, its discovery 500", 500, "500", ours, true, 4},
+		{"500, its discovery 500, the group list garbage", 500, "500", `{"groups":"none"}`, true, 4},
+		{"500, kind served", 500, widgets, "", true, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var discovered atomic.Int64
@@ -180,14 +197,21 @@ func TestForbiddenListOfAKindNotServed(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				switch r.URL.Path {
 				case "/apis/example.io/v1/widgets":
-					forbidden(w)
+					status(w, tt.list)
 				case "/apis/example.io/v1":
 					discovered.Add(1)
-					if tt.discovery == "" {
+					switch tt.discovery {
+					case "":
 						w.WriteHeader(http.StatusNotFound)
-						return
+					case "500":
+						w.WriteHeader(http.StatusInternalServerError)
+						_, _ = w.Write([]byte("discovery info not defined for example.io/v1"))
+					default:
+						_, _ = w.Write([]byte(tt.discovery))
 					}
-					_, _ = w.Write([]byte(tt.discovery))
+				case "/apis":
+					discovered.Add(1)
+					_, _ = w.Write([]byte(tt.groups))
 				default:
 					w.WriteHeader(http.StatusNotFound)
 				}
@@ -203,16 +227,17 @@ func TestForbiddenListOfAKindNotServed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			refused := map[int]func(error) bool{403: apierrors.IsForbidden, 500: apierrors.IsInternalError}[tt.list]
 			for range 2 {
 				list := &unstructured.UnstructuredList{}
 				list.SetGroupVersionKind(gvk.GroupVersion().WithKind("WidgetList"))
 				err = c.List(context.Background(), list)
-				if tt.served != apierrors.IsForbidden(err) || !tt.served != errors.Is(err, kube.ErrNotServed) {
-					t.Fatalf("err = %v; want forbidden: %v, not served: %v", err, tt.served, !tt.served)
+				if tt.served != refused(err) || !tt.served != errors.Is(err, kube.ErrNotServed) {
+					t.Fatalf("err = %v; want the %d: %v, not served: %v", err, tt.list, tt.served, !tt.served)
 				}
 			}
-			if want := map[bool]int64{true: 2, false: 1}[tt.served]; discovered.Load() != want {
-				t.Errorf("discovery asked %d times, want %d (not served is remembered)", discovered.Load(), want)
+			if discovered.Load() != tt.asked {
+				t.Errorf("discovery asked %d times, want %d (not served is remembered)", discovered.Load(), tt.asked)
 			}
 		})
 	}
@@ -277,5 +302,51 @@ func TestListSendsTheOptionsAndDecodesTheAnswer(t *testing.T) {
 	err = c.List(ctx, &corev1.NamespaceList{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list resource "namespaces"`) {
 		t.Errorf("err = %v; want the apiserver's forbidden Status", err)
+	}
+}
+
+// A cluster's identity is its kube-system namespace's UID; a namespace
+// without one (CAPD's in-memory clusters make them so) or one the user may
+// not read gives the endpoint instead, which differs between clusters:
+// "uid:" alone would make every in-memory cluster the same one.
+func TestIdentityWithoutAUID(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		code       int
+		want       string // "endpoint" for the endpoint
+	}{
+		{"a UID", `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"kube-system","uid":"1234"}}`, 200, "uid:1234"},
+		{"no UID", `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"kube-system"}}`, 200, "endpoint"},
+		{"forbidden", `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`, 403, "endpoint"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if r.URL.Path != "/api/v1/namespaces/kube-system" {
+					w.WriteHeader(http.StatusNotFound)
+					return
+				}
+				w.WriteHeader(tt.code)
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			defer s.Close()
+			scheme := runtime.NewScheme()
+			if err := clientgoscheme.AddToScheme(scheme); err != nil {
+				t.Fatal(err)
+			}
+			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+			ns := kube.API{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Resource: "namespaces"}
+			c, err := kube.NewConnector(scheme, []kube.API{ns}, kube.Options{}).Connect(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.Identity(context.Background())
+			if tt.want == "endpoint" {
+				tt.want = c.Endpoint()
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("Identity() = %q, %v; want %q", got, err, tt.want)
+			}
+		})
 	}
 }
