@@ -27,6 +27,10 @@ type Assets struct {
 	// needed only by clusters with fluxControllers; HelmController by
 	// clusters with helmController too. Empty when not built.
 	SourceController, KustomizeController, HelmController string
+	// ArgoCD is Argo CD's multi-call binary (application-controller,
+	// repo-server), needed only by clusters with argocdControllers; empty
+	// when not built (`make argocd-bins`).
+	ArgoCD string
 	// CAPI are Cluster API's controllers, needed only by clusters with
 	// capiControllers; empty when not built (`make capi-bins`).
 	CAPI CAPIBinaries
@@ -68,6 +72,7 @@ func FindAssets() (Assets, error) {
 		{&a.SourceController, "source-controller"}, {&a.KustomizeController, "kustomize-controller"}, {&a.HelmController, "helm-controller"},
 		{&a.CAPI.Core, "capi-controller-manager"}, {&a.CAPI.KubeadmBootstrap, "capi-kubeadm-bootstrap-controller-manager"},
 		{&a.CAPI.KubeadmControlPlane, "capi-kubeadm-control-plane-controller-manager"}, {&a.CAPI.CAPD, "capd-manager"},
+		{&a.ArgoCD, "argocd"},
 	} {
 		if p := filepath.Join(root, "bin", c.name); fileExists(p) {
 			*c.dst = p

@@ -658,6 +658,11 @@ func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
 				return err
 			}
 		}
+		if s.spec.ArgoCDControllers {
+			if err := f.startArgoCDControllers(ctx, s, a); err != nil {
+				return err
+			}
+		}
 		if s.spec.CAPIControllers {
 			return waitProvisioned(ctx, s)
 		}

@@ -103,8 +103,13 @@ type ClusterSpec struct {
 	// on: its CRDs on the apiserver, the namespace argocd and the
 	// AppProject default there. It may then hold Apps.
 	ArgoCD bool `json:"argocd,omitempty"`
+	// ArgoCDControllers runs Argo CD's real application-controller and
+	// repo-server (and a redis-server) against this cluster: its Apps are
+	// then reconciled for real. Only with ArgoCD.
+	ArgoCDControllers bool `json:"argocdControllers,omitempty"`
 	// Apps are Argo CD Applications on the cluster, with the status Argo
-	// CD would write; only with ArgoCD.
+	// CD would write (or, with ArgoCDControllers, that it writes); only
+	// with ArgoCD.
 	Apps []AppSpec `json:"apps,omitempty"`
 	// UserKubeconfig adds the user kubeconfig Secret an infrastructure
 	// provider writes: "capa" (<name>-user-kubeconfig, exec aws eks
@@ -418,6 +423,9 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	}
 	if c.NoCRDs && (c.OCMHub || c.ArgoCD || c.CAPIControllers) {
 		return fmt.Errorf("%s: a cluster with noCRDs can be neither an ocmHub nor have argocd or capiControllers", where)
+	}
+	if err := checkArgoCDControllers(c, where); err != nil {
+		return err
 	}
 	if c.HelmController && !c.FluxControllers {
 		return fmt.Errorf("%s: helmController runs beside source-controller, which serves its charts: give fluxControllers: true too", where)
