@@ -52,18 +52,42 @@ func (g *MachineGroupSpec) version(c *ClusterSpec) string {
 	return c.Version
 }
 
-// groupConditions are the v1beta2 conditions of a group of machines.
-func groupConditions(g *MachineGroupSpec, generation int64) []metav1.Condition {
+// machineConditions are the v1beta2 conditions of a Machine (not ready
+// when g.NotReady is 1).
+func machineConditions(g *MachineGroupSpec, generation int64) []metav1.Condition {
+	reason, message := notReady(g)
 	ok := g.NotReady == 0
-	reason, message := "Available", ""
-	if !ok {
-		reason, message = g.Reason, fmt.Sprintf("%d of %d machines are not ready: %s", g.NotReady, g.Replicas, g.Message)
-	}
 	return []metav1.Condition{
 		machineCondition(clusterv1.AvailableCondition, ok, reason, message, generation),
 		machineCondition(clusterv1.ReadyCondition, ok, reason, message, generation),
 		machineCondition("UpToDate", true, "UpToDate", "", generation),
 	}
+}
+
+// groupConditions are the v1beta2 conditions of a KubeadmControlPlane or a
+// MachineDeployment, as CAPI writes them: Available, and their machines'
+// readiness as MachinesReady and MachinesUpToDate (a group has no Ready
+// or UpToDate condition of its own, unlike a Machine). A MachineSet has
+// no Available condition.
+func groupConditions(g *MachineGroupSpec, generation int64, available bool) []metav1.Condition {
+	reason, message := notReady(g)
+	ok := g.NotReady == 0
+	var out []metav1.Condition
+	if available {
+		out = append(out, machineCondition(clusterv1.AvailableCondition, ok, reason, message, generation))
+	}
+	return append(out,
+		machineCondition("MachinesReady", ok, reason, message, generation),
+		machineCondition("MachinesUpToDate", true, "UpToDate", "", generation),
+	)
+}
+
+// notReady is the reason and message of a group's conditions.
+func notReady(g *MachineGroupSpec) (reason, message string) {
+	if g.NotReady == 0 {
+		return "Available", ""
+	}
+	return g.Reason, fmt.Sprintf("%d of %d machines are not ready: %s", g.NotReady, g.Replicas, g.Message)
 }
 
 func machineCondition(typ string, ok bool, reason, message string, generation int64) metav1.Condition {
@@ -77,12 +101,14 @@ func machineCondition(typ string, ok bool, reason, message string, generation in
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation, LastTransitionTime: machinesSince()}
 }
 
-// createMachines creates the objects of s.Machines on the parent.
-func createMachines(ctx context.Context, c client.Client, s *ClusterSpec) error {
+// createMachines creates the objects of s.Machines on the parent, and
+// returns its KubeadmControlPlane, if any.
+func createMachines(ctx context.Context, c client.Client, s *ClusterSpec) (client.Object, error) {
 	m := s.Machines
 	if m == nil {
-		return nil
+		return nil, nil
 	}
+	var cp client.Object
 	if g := m.ControlPlane; g != nil {
 		kcp := &kcpv1.KubeadmControlPlane{
 			ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name + "-control-plane", Labels: map[string]string{clusterv1.ClusterNameLabel: s.Name}},
@@ -99,14 +125,15 @@ func createMachines(ctx context.Context, c client.Client, s *ClusterSpec) error 
 				Replicas: &g.Replicas, ReadyReplicas: &ready, AvailableReplicas: &ready, UpToDateReplicas: &g.Replicas,
 				Versions: []clusterv1.StatusVersion{{Version: g.version(s), Replicas: g.Replicas}}, ObservedGeneration: kcp.Generation,
 				Initialization: kcpv1.KubeadmControlPlaneInitializationStatus{ControlPlaneInitialized: new(true)},
-				Conditions:     groupConditions(g, kcp.Generation),
+				Conditions:     groupConditions(g, kcp.Generation, true),
 			}
 		}); err != nil {
-			return fmt.Errorf("kubeadmcontrolplane %s: %w", kcp.Name, err)
+			return nil, fmt.Errorf("kubeadmcontrolplane %s: %w", kcp.Name, err)
 		}
 		if err := createMachineSet(ctx, c, s, g, kcp, map[string]string{clusterv1.MachineControlPlaneLabel: ""}); err != nil {
-			return err
+			return nil, err
 		}
+		cp = kcp
 	}
 	for i := range m.Deployments {
 		g := &m.Deployments[i]
@@ -125,10 +152,10 @@ func createMachines(ctx context.Context, c client.Client, s *ClusterSpec) error 
 			md.Status = clusterv1.MachineDeploymentStatus{
 				Replicas: &g.Replicas, ReadyReplicas: &ready, AvailableReplicas: &ready, UpToDateReplicas: &g.Replicas,
 				ObservedGeneration: md.Generation, Phase: "Running", Selector: k8slabels.SelectorFromSet(labels).String(),
-				Conditions: groupConditions(g, md.Generation),
+				Conditions: groupConditions(g, md.Generation, true),
 			}
 		}); err != nil {
-			return fmt.Errorf("machinedeployment %s: %w", name, err)
+			return nil, fmt.Errorf("machinedeployment %s: %w", name, err)
 		}
 		ms := &clusterv1.MachineSet{
 			ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: name + "-7d9f8", Labels: labels},
@@ -138,20 +165,20 @@ func createMachines(ctx context.Context, c client.Client, s *ClusterSpec) error 
 			},
 		}
 		if err := controllerutil.SetControllerReference(md, ms, c.Scheme()); err != nil {
-			return err
+			return nil, err
 		}
 		if err := create(ctx, c, ms, func() {
 			ready := g.Replicas - g.NotReady
 			ms.Status = clusterv1.MachineSetStatus{Replicas: &g.Replicas, ReadyReplicas: &ready, AvailableReplicas: &ready, UpToDateReplicas: &g.Replicas,
-				ObservedGeneration: ms.Generation, Selector: k8slabels.SelectorFromSet(labels).String(), Conditions: groupConditions(g, ms.Generation)}
+				ObservedGeneration: ms.Generation, Selector: k8slabels.SelectorFromSet(labels).String(), Conditions: groupConditions(g, ms.Generation, false)}
 		}); err != nil {
-			return fmt.Errorf("machineset %s: %w", ms.Name, err)
+			return nil, fmt.Errorf("machineset %s: %w", ms.Name, err)
 		}
 		if err := createMachineSet(ctx, c, s, g, ms, labels); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return cp, nil
 }
 
 func machineSpec(s *ClusterSpec, g *MachineGroupSpec, name string) clusterv1.MachineSpec {
@@ -187,7 +214,7 @@ func createMachineSet(ctx context.Context, c client.Client, s *ClusterSpec, g *M
 			m.Status = clusterv1.MachineStatus{
 				Phase: "Running", ObservedGeneration: m.Generation,
 				NodeRef:    clusterv1.MachineNodeReference{Name: name},
-				Conditions: groupConditions(&one, m.Generation),
+				Conditions: machineConditions(&one, m.Generation),
 			}
 			if !ok {
 				m.Status.Conditions[0].Message, m.Status.Conditions[1].Message = g.Message, g.Message

@@ -125,14 +125,22 @@ func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *Cluster
 	case ProvisionInMemory:
 		return provisionInMemory(ctx, parent.client, child)
 	}
-	if err := createCluster(ctx, parent.client, child); err != nil {
+	cluster, err := createCluster(ctx, parent.client, child)
+	if err != nil {
 		return err
 	}
-	if err := createMachines(ctx, parent.client, child); err != nil {
+	cp, err := createMachines(ctx, parent.client, child)
+	if err != nil {
 		return fmt.Errorf("machines: %w", err)
 	}
+	// Who writes the kubeconfig owns it, as CAPI does: the control plane
+	// (KubeadmControlPlane, as its controller), or CAPI core for a Cluster
+	// without one (the Cluster, not as controller).
+	owner := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
+	if cp != nil {
+		owner = metav1.OwnerReference{APIVersion: kcpv1.GroupVersion.String(), Kind: "KubeadmControlPlane", Name: cp.GetName(), UID: cp.GetUID(), Controller: new(true), BlockOwnerDeletion: new(true)}
+	}
 	var value []byte
-	var err error
 	switch {
 	case child.Kubeconfig == KubeconfigValid && child.RBAC != "":
 		value, err = restrictedKubeconfig(ctx, f.childServer(parent, child), child)
@@ -144,7 +152,7 @@ func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *Cluster
 	if err != nil || value == nil {
 		return err
 	}
-	if err := createSecret(ctx, parent.client, child, child.Name+"-kubeconfig", child.Name, value); err != nil {
+	if err := createSecret(ctx, parent.client, child, child.Name+"-kubeconfig", child.Name, value, &owner); err != nil {
 		return err
 	}
 	return f.createUserSecret(ctx, parent, child)
@@ -173,7 +181,7 @@ func (f *Fleet) createUserSecret(ctx context.Context, parent *server, child *Clu
 	if err != nil {
 		return err
 	}
-	return createSecret(ctx, parent.client, child, name, label, value)
+	return createSecret(ctx, parent.client, child, name, label, value, nil)
 }
 
 // restrictedKubeconfig is a kubeconfig of a user whose RBAC on s reads
@@ -556,10 +564,10 @@ func createHelmChart(ctx context.Context, c client.Client, s *FluxSpec) (string,
 	return chart.Namespace + "/" + chart.Name, err
 }
 
-func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
+func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) (*clusterv1.Cluster, error) {
 	obj, err := clusterMeta(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	obj.Spec = clusterv1.ClusterSpec{
 		InfrastructureRef: clusterv1.ContractVersionedObjectReference{
@@ -570,13 +578,20 @@ func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
 	if s.Machines != nil && s.Machines.ControlPlane != nil {
 		obj.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: kcpv1.GroupVersion.Group, Kind: "KubeadmControlPlane", Name: s.Name + "-control-plane"}
 	}
-	return create(ctx, c, obj, func() {
+	err = create(ctx, c, obj, func() {
 		obj.Status.Phase = s.Phase
 		reason := "Available"
 		if !*s.Available {
 			reason = "NotAvailable"
 		}
+		// As CAPI writes them: Available sums up the others, which a
+		// provisioned cluster has True (seen with the real controllers).
+		provisioned := s.Phase == "Provisioned"
+		obj.Status.Initialization = clusterv1.ClusterInitializationStatus{InfrastructureProvisioned: &provisioned, ControlPlaneInitialized: &provisioned}
 		obj.Status.Conditions = []metav1.Condition{condition(clusterv1.AvailableCondition, *s.Available, reason, "", obj.Generation)}
+		for _, typ := range []string{clusterv1.InfrastructureReadyCondition, clusterv1.ClusterControlPlaneInitializedCondition, clusterv1.ClusterRemoteConnectionProbeCondition} {
+			obj.Status.Conditions = append(obj.Status.Conditions, condition(typ, provisioned, map[bool]string{true: "Ready", false: "NotReady"}[provisioned], "", obj.Generation))
+		}
 		if r := s.ControlPlane; r != nil {
 			obj.Status.ControlPlane = &clusterv1.ClusterControlPlaneStatus{DesiredReplicas: &r.Desired, Replicas: &r.Desired, ReadyReplicas: &r.Ready, AvailableReplicas: &r.Ready, UpToDateReplicas: &r.Desired}
 		}
@@ -592,9 +607,10 @@ func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) error {
 			obj.Status.Workers = &clusterv1.WorkersStatus{DesiredReplicas: &r.Desired, Replicas: &r.Desired, ReadyReplicas: &r.Ready, AvailableReplicas: &r.Ready, UpToDateReplicas: &r.Desired}
 		}
 	})
+	return obj, err
 }
 
-func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, clusterLabel string, value []byte) error {
+func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, clusterLabel string, value []byte, owner *metav1.OwnerReference) error {
 	obj := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: s.Namespace, Name: name,
@@ -602,6 +618,9 @@ func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, cl
 		},
 		Type: clusterv1.ClusterSecretType,
 		Data: map[string][]byte{"value": value},
+	}
+	if owner != nil {
+		obj.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
 	return create(ctx, c, obj, nil)
 }

@@ -109,7 +109,7 @@ const externalManager = "fleet-sandbox"
 
 // provisionTimeout bounds how long the sandbox waits for CAPI to provision
 // the clusters its spec declares.
-const provisionTimeout = 4 * time.Minute
+const provisionTimeout = 5 * time.Minute
 
 // waitProvisioned waits until CAPI has provisioned every child of s that the
 // spec gives it: its Cluster Available (inmemory) or reached by CAPI (capi),

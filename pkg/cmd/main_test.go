@@ -43,6 +43,10 @@ var (
 	// hubFleet is seed 004's hub: clusters reached by Argo CD cluster
 	// Secrets, one by CAPI too, and each refused Argo CD credential.
 	hubFleet = &sharedFleet{name: "hub"}
+	// realFleet is seed 002 on the real controllers: CAPI's on mom and on
+	// aws, which CAPI provisions; Flux's on aws, whose helm-controller
+	// installs a HelmRelease per tenant that CAPI provisions in memory.
+	realFleet = &sharedFleet{name: "real"}
 	// scaleFleet has counted clusters on shared apiservers behind latency
 	// proxies: the walk engine's fleet.
 	scaleFleet = &sharedFleet{name: "scale"}
@@ -51,7 +55,7 @@ var (
 	// file named for its fleet runs when that fleet is up (the hub's tests
 	// in hub_*.go; as apps_action_test.go they ran first, and waited 2.5
 	// minutes for the hub to start).
-	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, scaleFleet}
+	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, realFleet, scaleFleet}
 )
 
 // A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml that

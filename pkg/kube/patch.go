@@ -16,8 +16,14 @@ import (
 )
 
 // FieldManager is the field manager of every write kubectl fleet makes:
-// managedFields say which fields it set.
-const FieldManager = "kubectl-fleet"
+// managedFields say which fields it set. Not "kubectl-fleet": on every
+// apply, kustomize-controller takes over the fields of any Update manager
+// whose name starts with "kubectl" (to undo kubectl edits; fluxcd/pkg/ssa
+// matches the prefix) and then drops those its manifest does not set, so
+// a suspend of a HelmRelease that a Kustomization applies was undone on
+// the Kustomization's next run, and a reconcile request dropped before the
+// controller saw it (seen with the real controllers, issue 22).
+const FieldManager = "fleet-kubectl-plugin"
 
 // Ref names one object of a kind, for a write: what GetObject reads and
 // Mutate changes.
