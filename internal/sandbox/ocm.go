@@ -245,7 +245,7 @@ func (f *Fleet) ocmCredentials(ctx context.Context, parent *server, child *Clust
 		}
 		return ocmCredentials{config: ocmclusterv1.ClientConfig{URL: parent.url(), CABundle: parent.config.CAData}, token: token}, nil
 	case KubeconfigMissing, KubeconfigGarbage, KubeconfigUnreachable:
-		port, err := closedPort()
+		port, err := f.closedPort()
 		if err != nil {
 			return ocmCredentials{}, err
 		}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +71,10 @@ type Fleet struct {
 	files   []string
 	git     *gitServer
 	servers map[string]*server
+	// reserved are sockets bound to the loopback ports of unreachable
+	// faults, not listening: held until Stop, so no one else takes them.
+	reserved   []int
+	reservedMu sync.Mutex
 }
 
 // Member is one cluster of a running fleet.
@@ -481,6 +486,10 @@ func (f *Fleet) Stop() error {
 			errs = append(errs, err)
 		}
 	}
+	for _, fd := range f.reserved {
+		_ = syscall.Close(fd)
+	}
+	f.reserved = nil
 	_ = os.Remove(f.Dir) // only when empty: the directory may be the caller's
 	return errors.Join(errs...)
 }
@@ -550,7 +559,7 @@ func (f *Fleet) faultKubeconfig(parent *server, child *ClusterSpec) ([]byte, err
 	case KubeconfigTokenFile:
 		return kubeconfigFor(child.Name, parent.config, &clientcmdapi.AuthInfo{TokenFile: f.TokenFilePath()})
 	case KubeconfigUnreachable:
-		port, err := closedPort()
+		port, err := f.closedPort()
 		if err != nil {
 			return nil, err
 		}
@@ -569,8 +578,35 @@ func (f *Fleet) faultKubeconfig(parent *server, child *ClusterSpec) ([]byte, err
 	return nil, fmt.Errorf("unknown kubeconfig fault %q", child.Kubeconfig)
 }
 
-// closedPort returns a loopback port nothing listens on: it is bound and
-// released, so a connection to it is refused at once.
+// closedPort returns a loopback port nothing listens on, and nothing will
+// while the fleet runs: a socket bound to it and not listening holds it
+// (a port merely bound and released was seen taken by another process of
+// a busy fleet later, a TLS answer where a refusal was expected), so a
+// connection to it is refused at once.
+func (f *Fleet) closedPort() (int, error) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("failed to reserve a closed port: %w", err)
+	}
+	sa := &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
+	if err := syscall.Bind(fd, sa); err != nil {
+		_ = syscall.Close(fd)
+		return 0, fmt.Errorf("failed to reserve a closed port: %w", err)
+	}
+	bound, err := syscall.Getsockname(fd)
+	if err != nil {
+		_ = syscall.Close(fd)
+		return 0, fmt.Errorf("failed to reserve a closed port: %w", err)
+	}
+	f.reservedMu.Lock()
+	f.reserved = append(f.reserved, fd)
+	f.reservedMu.Unlock()
+	return bound.(*syscall.SockaddrInet4).Port, nil
+}
+
+// closedPort is a loopback port nothing listened on a moment ago.
+//
+// Deprecated: use Fleet.closedPort, which holds the port.
 func closedPort() (int, error) {
 	ports, err := freePorts(1)
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 
 // DescribeCluster reads a Cluster's CAPI objects with clusterctl's
 // discovery: the control plane with its Machines, alike ones grouped, the
-// MachineDeployment with its Machines, and their conditions.
+// MachineDeployment with its Machines, and their conditions: a control
+// plane has Available (and MachinesReady), not Ready, as CAPI writes it.
 func TestDescribeClusterReadsTheCAPIObjectTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an apiserver (not with -short)")
@@ -53,7 +54,7 @@ func TestDescribeClusterReadsTheCAPIObjectTree(t *testing.T) {
 			cp = c
 		}
 	}
-	if cp == nil || cp.Ready == nil || cp.Ready.Reason != "EtcdMemberUnhealthy" || len(cp.Children) != 2 {
+	if cp == nil || cp.Available == nil || cp.Available.Reason != "EtcdMemberUnhealthy" || cp.Ready != nil || len(cp.Children) != 2 {
 		t.Errorf("control plane: %s", out)
 	}
 }

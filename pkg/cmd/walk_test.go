@@ -239,7 +239,7 @@ func TestFluxOperationsReuseTheWalksConnections(t *testing.T) {
 		want[k] *= 20
 	}
 	want["GET /apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations/apps"] = 20
-	want["PATCH /apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations/apps?fieldManager=kubectl-fleet"] = 20
+	want["PATCH /apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations/apps?fieldManager="+kube.FieldManager] = 20
 	if diff := diffCounts(want, got["master-0001/tenant-0001"]); len(diff) > 0 {
 		t.Errorf("the tenants' server received:\n  %s", strings.Join(diff, "\n  "))
 	}
