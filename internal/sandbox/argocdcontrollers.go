@@ -17,6 +17,6 @@ func checkArgoCDControllers(c *ClusterSpec, where string) error {
 // startArgoCDControllers runs Argo CD's application-controller, repo-server
 // and a redis-server against s, on loopback ports, dying with the sandbox,
 // and waits until the Applications of its spec have been reconciled once.
-func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets) error {
+func (f *Fleet) startArgoCDControllers(_ context.Context, s *server, _ Assets) error {
 	return fmt.Errorf("cluster %q: argocdControllers is not built yet", s.spec.Name)
 }

@@ -197,7 +197,7 @@ func commitTenantWorkers(t *testing.T, f *sandbox.Fleet, tenant string, n int) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "testdata/gitrepos/real", realTenantsFile))
+	data, err := os.ReadFile(filepath.Join(root, "testdata", "gitrepos", "real", realTenantsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
