@@ -70,6 +70,11 @@ type AppSpec struct {
 	// any other name: spec.destination.name, a cluster Argo CD does not
 	// know.
 	Destination string `json:"destination,omitempty"`
+	// Repo is, on a cluster with argocdControllers (and only there, where
+	// every app needs it), the fixture repository under testdata/gitrepos
+	// the app is made of: spec.source.repoURL is the sandbox's git server's
+	// URL of it, and the real controller reads it.
+	Repo string `json:"repo,omitempty"`
 	// RepoURL, Path and TargetRevision are spec.source; default
 	// DefaultAppRepoURL, apps/<name> and DefaultAppTargetRevision.
 	RepoURL        string `json:"repoURL,omitempty"`
@@ -153,6 +158,13 @@ func checkApp(c *ClusterSpec, a *AppSpec) error {
 	if a.Destination == "" {
 		a.Destination = DestinationInCluster
 	}
+	if c.ArgoCDControllers {
+		// The controller writes the status: none of the defaults below.
+		return checkControlledApp(c, a)
+	}
+	if a.Repo != "" {
+		return errors.New("repo is a fixture repository that Argo CD's real controllers read: give the cluster argocdControllers: true, or give repoURL")
+	}
 	if a.RepoURL == "" {
 		a.RepoURL = DefaultAppRepoURL
 	}
@@ -179,11 +191,26 @@ func checkApp(c *ClusterSpec, a *AppSpec) error {
 	case a.Operation != "" && !slices.Contains(appOperationPhases(), a.Operation):
 		return fmt.Errorf("operation %q is not one of %s", a.Operation, strings.Join(appOperationPhases(), ", "))
 	}
+	if err := checkAppSet(a); err != nil {
+		return err
+	}
+	return checkDestination(c, a)
+}
+
+// checkAppSet checks the name of the ApplicationSet an app names.
+func checkAppSet(a *AppSpec) error {
 	if a.AppSet != "" {
 		if errs := validation.IsDNS1123Subdomain(a.AppSet); len(errs) > 0 {
 			return fmt.Errorf("appSet %q: %s", a.AppSet, strings.Join(errs, "; "))
 		}
 	}
+	return nil
+}
+
+// checkDestination checks that an app bound for a child of c names one
+// the argocd edge reaches; any name no child bears is a cluster Argo CD
+// does not know.
+func checkDestination(c *ClusterSpec, a *AppSpec) error {
 	if a.Destination == DestinationInCluster {
 		return nil
 	}
@@ -267,8 +294,19 @@ func createAppProject(ctx context.Context, s *server) error {
 // createApps creates on s its spec's Applications, and the
 // ApplicationSets that own them, once its children's Argo CD cluster
 // Secrets exist: an app whose destination is a child names the server
-// its Secret does.
+// its Secret does. On a cluster with argocdControllers, the controllers'
+// start creates them, from the git server (startArgoCDControllers).
 func createApps(ctx context.Context, s *server) error {
+	if s.spec.ArgoCDControllers {
+		return nil
+	}
+	return createAppsFrom(ctx, s, nil)
+}
+
+// createAppsFrom creates s's Applications: with the status of the spec
+// when repoURL is nil; without any, their source the fixture repository
+// repoURL gives the URL of, when it is not.
+func createAppsFrom(ctx context.Context, s *server, repoURL func(repo string) string) error {
 	apps := make([]*AppSpec, len(s.spec.Apps))
 	owners := map[string]types.UID{} // ApplicationSets by NAMESPACE/NAME
 	for i := range s.spec.Apps {
@@ -278,7 +316,11 @@ func createApps(ctx context.Context, s *server) error {
 		if a.AppSet == "" || owners[key] != "" {
 			continue
 		}
-		uid, err := createAppSet(ctx, s.client, a)
+		template := *a
+		if repoURL != nil {
+			template.RepoURL = repoURL(a.Repo)
+		}
+		uid, err := createAppSet(ctx, s.client, &template)
 		if err != nil {
 			return err
 		}
@@ -289,7 +331,11 @@ func createApps(ctx context.Context, s *server) error {
 		if err != nil {
 			return fmt.Errorf("app %s/%s: %w", a.Namespace, a.Name, err)
 		}
-		return createApp(ctx, s.client, a, dest, owners[a.Namespace+"/"+a.AppSet])
+		owner := owners[a.Namespace+"/"+a.AppSet]
+		if repoURL != nil {
+			return createControlledApp(ctx, s.client, a, repoURL(a.Repo), dest, owner)
+		}
+		return createApp(ctx, s.client, a, dest, owner)
 	})
 }
 
@@ -349,15 +395,8 @@ func createApp(ctx context.Context, c client.Client, a *AppSpec, dest map[string
 		return err
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	source := map[string]any{"repoURL": a.RepoURL, "path": a.Path, "targetRevision": a.TargetRevision}
-	spec := map[string]any{"project": DefaultAppProject, "source": source, "destination": dest}
-	if a.Automated != nil {
-		automated := map[string]any{"enabled": false}
-		if *a.Automated {
-			automated = map[string]any{"enabled": true, "prune": true, "selfHeal": true}
-		}
-		spec["syncPolicy"] = map[string]any{"automated": automated}
-	}
+	app := appObject(a, a.RepoURL, dest, owner)
+	source, _, _ := unstructured.NestedMap(app.Object, "spec", "source")
 	status := map[string]any{
 		"reconciledAt": now.Format(time.RFC3339),
 		"sync": map[string]any{"status": a.Sync, "revision": a.Revision,
@@ -379,8 +418,28 @@ func createApp(ctx context.Context, c client.Client, a *AppSpec, dest map[string
 		}
 		status["operationState"] = op
 	}
+	app.Object["status"] = status
+	if err := c.Create(ctx, app); err != nil {
+		return fmt.Errorf("failed to create Application %s/%s: %w", a.Namespace, a.Name, err)
+	}
+	return nil
+}
+
+// appObject is the Application a, without a status: its source in
+// repoURL, bound for dest, owned by the ApplicationSet of uid owner (when
+// a has one).
+func appObject(a *AppSpec, repoURL string, dest map[string]any, owner types.UID) *unstructured.Unstructured {
+	source := map[string]any{"repoURL": repoURL, "path": a.Path, "targetRevision": a.TargetRevision}
+	spec := map[string]any{"project": DefaultAppProject, "source": source, "destination": dest}
+	if a.Automated != nil {
+		automated := map[string]any{"enabled": false}
+		if *a.Automated {
+			automated = map[string]any{"enabled": true, "prune": true, "selfHeal": true}
+		}
+		spec["syncPolicy"] = map[string]any{"automated": automated}
+	}
 	app := argoCDObject(applicationKind, a.Namespace, a.Name)
-	app.Object["spec"], app.Object["status"] = spec, status
+	app.Object["spec"] = spec
 	if a.SkipReconcile {
 		app.SetAnnotations(map[string]string{SkipReconcileAnnotation: "true"})
 	}
@@ -388,8 +447,5 @@ func createApp(ctx context.Context, c client.Client, a *AppSpec, dest map[string
 		app.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: argoCDAPIVersion, Kind: applicationSetKind,
 			Name: a.AppSet, UID: owner, Controller: new(true), BlockOwnerDeletion: new(true)}})
 	}
-	if err := c.Create(ctx, app); err != nil {
-		return fmt.Errorf("failed to create Application %s/%s: %w", a.Namespace, a.Name, err)
-	}
-	return nil
+	return app
 }

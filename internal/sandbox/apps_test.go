@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,4 +242,55 @@ func timeField(t *testing.T, obj *unstructured.Unstructured, path ...string) tim
 		t.Errorf("%v: %v", path, err)
 	}
 	return v
+}
+
+// On a cluster with argocdControllers the real controller writes an
+// Application's status: an app names its fixture repository, and none of
+// the status keys; its source still defaults. The git server serves the
+// repositories apps name.
+func TestParseSpecOfArgoCDControllers(t *testing.T) {
+	spec, err := ParseSpec([]byte(`
+name: hub
+argocd: true
+argocdControllers: true
+apps:
+  - {name: guestbook, repo: argocd-apps, automated: true}
+  - {name: edge, repo: argocd-apps, destination: edge-1, targetRevision: main, path: edge}
+clusters:
+  - {name: edge-1, edges: [argocd]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []AppSpec{
+		{Name: "guestbook", Namespace: ArgoCDNamespace, Destination: DestinationInCluster, Repo: "argocd-apps",
+			Path: "apps/guestbook", TargetRevision: DefaultAppTargetRevision, Automated: new(true)},
+		{Name: "edge", Namespace: ArgoCDNamespace, Destination: "edge-1", Repo: "argocd-apps", Path: "edge", TargetRevision: "main"},
+	}
+	if !reflect.DeepEqual(spec.Apps, want) {
+		t.Errorf("apps %+v, want %+v", spec.Apps, want)
+	}
+	if got := spec.Repos(); !reflect.DeepEqual(got, []string{"argocd-apps"}) {
+		t.Errorf("Repos() = %v, want the apps' fixture repository", got)
+	}
+
+	for _, tt := range []struct{ name, spec, want string }{
+		{"controllers without argocd", "name: hub\nargocdControllers: true", "hub: argocdControllers runs Argo CD on the cluster: give it argocd: true too"},
+		{"no repo", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a}]", "hub: apps[0] a: an Application Argo CD's real controllers reconcile needs repo"},
+		{"repo and repoURL", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, repoURL: https://git.example/r.git}]", "repoURL is the sandbox git server's URL of repo"},
+		{"a status", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, sync: OutOfSync}]", "no sync, health, revision, operation or message"},
+		{"an operation", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, operation: Failed, message: m}]", "no sync, health, revision, operation or message"},
+		{"a revision", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, revision: abc}]", "no sync, health, revision, operation or message"},
+		{"an unknown destination", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, destination: gone}]", "destination gone is no child hub reaches by the argocd edge"},
+		{"a capi child", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, destination: aws}]\nclusters: [{name: aws}]", "destination aws is no child hub reaches by the argocd edge"},
+		{"a faulty child", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, destination: x}]\nclusters: [{name: x, edges: [argocd], kubeconfig: insecure}]", "destination x has kubeconfig insecure"},
+		{"repo without controllers", "name: hub\nargocd: true\napps: [{name: a, repo: r}]", "repo is a fixture repository that Argo CD's real controllers read"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tt.spec))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
 }

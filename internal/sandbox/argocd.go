@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,7 +57,7 @@ func (f *Fleet) argoCDKubeconfig(parent *server, child *ClusterSpec) ([]byte, er
 	case KubeconfigAWSAuth, KubeconfigInsecure, KubeconfigProxy, KubeconfigExec, KubeconfigTokenFile:
 		// A server of its own, where nothing listens: each fault is a
 		// cluster of its own, not merged with another by endpoint.
-		port, err := closedPort()
+		port, err := f.closedPort()
 		if err != nil {
 			return nil, err
 		}
@@ -128,5 +129,9 @@ func argoCDConfig(child *ClusterSpec, value []byte) (string, []byte, error) {
 		config["proxyUrl"] = "http://127.0.0.1:3128"
 	}
 	data, err := json.Marshal(config)
-	return cluster.Server, data, err
+	// Without the trailing slash of an apiserver's URL, as Argo CD writes
+	// a server (its db trims it): the application-controller finds an
+	// Application's destination by the server as the Application names
+	// it, among the cluster Secrets' trimmed servers.
+	return strings.TrimRight(cluster.Server, "/"), data, err
 }

@@ -2,7 +2,43 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// What Argo CD's controllers need on a cluster with argocdControllers.
+const (
+	// ArgoCDDir, under the sandbox directory, holds per cluster
+	// (ArgoCDDir/<server>) the controllers' kubeconfig, logs and scratch
+	// files.
+	ArgoCDDir = "argocd"
+	// argoCDPartOf is the label Argo CD's settings manager lists its
+	// ConfigMaps by.
+	argoCDPartOf = "app.kubernetes.io/part-of"
+	// argoCDSettleTimeout bounds the wait for the controller's first
+	// reconciliation of every Application of the spec.
+	argoCDSettleTimeout = 3 * time.Minute
+	// maxSocketPath is the room for a unix socket's path on Linux
+	// (sun_path, with its terminating NUL).
+	maxSocketPath = 108
 )
 
 // checkArgoCDControllers checks what a cluster with argocdControllers may
@@ -14,9 +50,298 @@ func checkArgoCDControllers(c *ClusterSpec, where string) error {
 	return nil
 }
 
+// checkControlledApp checks an app of c, a cluster with
+// argocdControllers, whose status the real controller writes, and fills
+// in its source's defaults: its manifests come from a fixture repository,
+// and it is bound for a cluster the controller can reach.
+func checkControlledApp(c *ClusterSpec, a *AppSpec) error {
+	switch {
+	case a.Repo == "":
+		return errors.New("an Application Argo CD's real controllers reconcile needs repo, a fixture repository under testdata/gitrepos")
+	case a.RepoURL != "":
+		return errors.New("repoURL is the sandbox git server's URL of repo on a cluster with argocdControllers: give repo alone")
+	case a.Sync != "" || a.Health != "" || a.Revision != "" || a.Operation != "" || a.Message != "":
+		return errors.New("the real application-controller writes the status of an Application on a cluster with argocdControllers: no sync, health, revision, operation or message")
+	}
+	if a.Path == "" {
+		a.Path = "apps/" + a.Name
+	}
+	if a.TargetRevision == "" {
+		a.TargetRevision = DefaultAppTargetRevision
+	}
+	if err := checkAppSet(a); err != nil {
+		return err
+	}
+	if a.Destination == DestinationInCluster {
+		return nil
+	}
+	for i := range c.Clusters {
+		child := &c.Clusters[i]
+		if child.names(a.Destination) && child.hasEdge(EdgeArgoCD) {
+			if child.Kubeconfig != KubeconfigValid {
+				return fmt.Errorf("destination %s has kubeconfig %s: the real controller could never compare with it, and the fleet would never settle", a.Destination, child.Kubeconfig)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("destination %s is no child %s reaches by the argocd edge: the real controller reconciles Applications bound for in-cluster or such a child only", a.Destination, c.Name)
+}
+
 // startArgoCDControllers runs Argo CD's application-controller, repo-server
 // and a redis-server against s, on loopback ports, dying with the sandbox,
-// and waits until the Applications of its spec have been reconciled once.
-func (f *Fleet) startArgoCDControllers(_ context.Context, s *server, _ Assets) error {
-	return fmt.Errorf("cluster %q: argocdControllers is not built yet", s.spec.Name)
+// creates the Applications of its spec from the git server, and waits
+// until the controller has reconciled each once: compared with git, and
+// synced those with automated sync on.
+func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets) error {
+	if a.ArgoCD == "" {
+		return fmt.Errorf("%w: cluster %q runs Argo CD's controllers and bin/argocd is missing: run `make argocd-bins`", ErrAssetsMissing, s.spec.Name)
+	}
+	redis := filepath.Join(filepath.Dir(a.ArgoCD), "redis-server")
+	if !fileExists(redis) {
+		var err error
+		if redis, err = exec.LookPath("redis-server"); err != nil {
+			return fmt.Errorf("%w: cluster %q runs Argo CD's controllers and redis-server is not installed: run `make argocd-bins`", ErrAssetsMissing, s.spec.Name)
+		}
+	}
+	cfg, err := s.addUser(envtest.User{Name: "argocd-controllers", Groups: []string{"system:masters"}})
+	if err != nil {
+		return err
+	}
+	cfg.Host = s.config.Host
+	data, err := kubeconfigFor(s.spec.Name, cfg, nil)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(f.Dir, ArgoCDDir, slug(s.key))
+	for _, d := range []string{"tmp", "home"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return err
+		}
+	}
+	askpass := filepath.Join(dir, "askpass.sock")
+	if len(askpass) >= maxSocketPath {
+		return fmt.Errorf("cluster %q: the repo-server's socket %s would be longer than a unix socket's path may be: give the sandbox a shorter directory", s.spec.Name, askpass)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		return err
+	}
+	if err := createArgoCDSettings(ctx, s.client); err != nil {
+		return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+	}
+	if err := createAppsFrom(ctx, s, f.RepoURL); err != nil {
+		return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return err
+	}
+	redisAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	repoServer := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	// Everything either writes goes under dir: its scratch clones
+	// (TMPDIR), git's config (HOME), the askpass socket, where upstream
+	// has fixed paths under /tmp and /app that two sandboxes would share.
+	env := append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), "HOME="+filepath.Join(dir, "home"),
+		"ARGOCD_ASK_PASS_SOCK="+askpass, "ARGOCD_GPG_ENABLED=false",
+		"ARGOCD_GNUPGHOME="+filepath.Join(dir, "gnupg"), "ARGOCD_PLUGINSOCKFILEPATH="+filepath.Join(dir, "plugins"),
+		"ARGOCD_TLS_DATA_PATH="+filepath.Join(dir, "tls"), "ARGOCD_SSH_DATA_PATH="+filepath.Join(dir, "ssh"),
+		// The in-cluster destination is the cluster of KUBECONFIG, as
+		// Argo CD's own local runs do.
+		"KUBECONFIG="+kubeconfig, "ARGOCD_FAKE_IN_CLUSTER=true")
+	specs := []struct {
+		process
+		env []string
+	}{
+		{process{"redis-server", redis, []string{
+			"--bind", "127.0.0.1", "--port", fmt.Sprint(ports[0]), "--save", "", "--appendonly", "no",
+			"--dir", dir, "--protected-mode", "yes",
+		}, 0}, nil},
+		{process{"argocd-repo-server", a.ArgoCD, []string{
+			"--address", "127.0.0.1", "--port", fmt.Sprint(ports[1]), "--disable-tls",
+			"--metrics-address", "127.0.0.1", "--metrics-port", fmt.Sprint(ports[2]),
+			"--redis", redisAddr, "--logformat", "text",
+		}, ports[2]}, slices.Concat(env, []string{"ARGOCD_BINARY_NAME=argocd-repo-server"})},
+		{process{"argocd-application-controller", a.ArgoCD, []string{
+			"--kubeconfig", kubeconfig, "--namespace", ArgoCDNamespace,
+			"--redis", redisAddr, "--repo-server", repoServer, "--repo-server-plaintext",
+			"--metrics-port", fmt.Sprint(ports[3]), "--logformat", "text",
+			// A sandbox's handful of Applications, on two cores.
+			"--status-processors", "4", "--operation-processors", "2",
+		}, ports[3]}, slices.Concat(env, []string{"ARGOCD_BINARY_NAME=argocd-application-controller"})},
+	}
+	started := make([]*controller, 0, len(specs))
+	for _, sp := range specs {
+		log, err := os.Create(filepath.Join(dir, sp.name+".log"))
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(sp.bin, sp.args...)
+		cmd.Dir, cmd.Env = dir, sp.env
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			_ = log.Close()
+			return fmt.Errorf("failed to start %s for cluster %q: %w", sp.name, s.spec.Name, err)
+		}
+		c := &controller{name: sp.name, cmd: cmd, log: log, done: make(chan error, 1)}
+		if sp.health != 0 {
+			// /healthz?full=true: the repo-server's answers once its gRPC
+			// port does; the controller's once it serves.
+			c.health = fmt.Sprintf("http://127.0.0.1:%d/healthz?full=true", sp.health)
+		}
+		go func() { c.done <- cmd.Wait() }()
+		s.controllers = append(s.controllers, c)
+		started = append(started, c)
+	}
+	for _, c := range started {
+		if err := c.waitServing(redisAddr); err != nil {
+			return fmt.Errorf("cluster %q: %w (log: %s)", s.spec.Name, err, c.log.Name())
+		}
+	}
+	if err := waitAppsSettled(ctx, s, started); err != nil {
+		return fmt.Errorf("cluster %q: %w (logs: %s)", s.spec.Name, err, dir)
+	}
+	return nil
+}
+
+// waitServing waits, as long as c runs, until its health endpoint answers
+// 200 or, without one, until something accepts connections at addr. Unlike
+// waitReady, it leaves the exit status of a c that exited for stop.
+func (c *controller) waitServing(addr string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if err := c.exited(); err != nil {
+			return false, err
+		}
+		if c.health == "" {
+			conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+			if err != nil {
+				return false, nil //nolint:nilerr // not listening yet
+			}
+			_ = conn.Close()
+			return true, nil
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.health, http.NoBody)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil //nolint:nilerr // not listening yet
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not become ready: %w", c.name, err)
+	}
+	return nil
+}
+
+// exited is the error of c's exit when it has exited, nil while it runs.
+// The exit status goes back for stop to take.
+func (c *controller) exited() error {
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return fmt.Errorf("%s exited: %w", c.name, err)
+	default:
+		return nil
+	}
+}
+
+// createArgoCDSettings creates what Argo CD reads in its namespace: the
+// ConfigMap argocd-cm (its settings; the defaults) and the Secret
+// argocd-secret (the key the API server would sign tokens with, which the
+// settings manager wants), both labelled part of Argo CD, as its manifests
+// install them. Nothing else: no RBAC (argocd-rbac-cm is the API
+// server's), no repository credentials (the git server asks for none).
+func createArgoCDSettings(ctx context.Context, c client.Client) error {
+	labels := map[string]string{argoCDPartOf: "argocd"}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ArgoCDNamespace, Name: "argocd-cm", Labels: labels}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ArgoCDNamespace, Name: "argocd-secret", Labels: labels},
+		Data: map[string][]byte{"server.secretkey": key}}
+	return errors.Join(create(ctx, c, cm, nil), create(ctx, c, secret, nil))
+}
+
+// createControlledApp creates the Application a, from repoURL, bound for
+// dest, owned by the ApplicationSet of uid owner (when a has one), without
+// a status: the real controller writes it.
+func createControlledApp(ctx context.Context, c client.Client, a *AppSpec, repoURL string, dest map[string]any, owner types.UID) error {
+	if err := ensureNamespace(ctx, c, a.Namespace); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, appObject(a, repoURL, dest, owner)); err != nil {
+		return fmt.Errorf("failed to create Application %s/%s: %w", a.Namespace, a.Name, err)
+	}
+	return nil
+}
+
+// waitAppsSettled waits until the controller has reconciled every
+// Application of s's spec that it does not skip: compared with git
+// (status.reconciledAt, and a sync status Synced or OutOfSync), no
+// operation running, and, with automated sync on, synced. It fails at once
+// if one of procs exits.
+func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error {
+	ctx, cancel := context.WithTimeout(ctx, argoCDSettleTimeout)
+	defer cancel()
+	var pending []string
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for _, c := range procs {
+			if err := c.exited(); err != nil {
+				return false, err
+			}
+		}
+		pending = pending[:0]
+		for i := range s.spec.Apps {
+			a := &s.spec.Apps[i]
+			if a.SkipReconcile {
+				continue
+			}
+			obj := argoCDObject(applicationKind, a.Namespace, a.Name)
+			if err := s.client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Name}, obj); err != nil {
+				pending = append(pending, fmt.Sprintf("%s/%s: %v", a.Namespace, a.Name, err))
+				continue
+			}
+			if why := unsettled(obj, a.Automated != nil && *a.Automated); why != "" {
+				pending = append(pending, fmt.Sprintf("%s/%s: %s", a.Namespace, a.Name, why))
+			}
+		}
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the application-controller did not reconcile every Application: %w; %s", err, strings.Join(pending, "; "))
+	}
+	return nil
+}
+
+// unsettled says why the controller is not done with app yet, "" when it
+// is.
+func unsettled(app *unstructured.Unstructured, automated bool) string {
+	str := func(path ...string) string {
+		v, _, _ := unstructured.NestedString(app.Object, path...)
+		return v
+	}
+	sync, phase := str("status", "sync", "status"), str("status", "operationState", "phase")
+	var conditions []string
+	list, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok {
+			conditions = append(conditions, fmt.Sprintf("%v: %v", m["type"], m["message"]))
+		}
+	}
+	_, operation := app.Object["operation"]
+	switch {
+	case str("status", "reconciledAt") == "":
+		return "not reconciled yet"
+	case !slices.Contains([]string{"Synced", "OutOfSync"}, sync):
+		return fmt.Sprintf("sync status %q %s", sync, strings.Join(conditions, "; "))
+	case operation || phase == "Running" || phase == "Terminating":
+		return "an operation runs"
+	case automated && (sync != "Synced" || phase != "Succeeded"):
+		return fmt.Sprintf("automated, and %s, last sync %q: %s %s", sync, phase, str("status", "operationState", "message"), strings.Join(conditions, "; "))
+	}
+	return ""
 }

@@ -120,6 +120,7 @@ func (c *controller) waitReady() error {
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-c.done:
+			c.done <- err // stop waits for it too
 			return false, fmt.Errorf("%s exited: %w", c.name, err)
 		default:
 		}

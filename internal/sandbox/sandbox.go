@@ -481,7 +481,7 @@ func (f *Fleet) Stop() error {
 	// A marker left by an exec plugin that should never have run goes too,
 	// and what git and the controllers kept.
 	_ = os.Remove(filepath.Join(f.Dir, ExecMarkerFile))
-	for _, d := range []string{"git", "git-work", "flux", "capi"} {
+	for _, d := range []string{"git", "git-work", "flux", "capi", ArgoCDDir} {
 		if err := os.RemoveAll(filepath.Join(f.Dir, d)); err != nil {
 			errs = append(errs, err)
 		}
@@ -602,17 +602,6 @@ func (f *Fleet) closedPort() (int, error) {
 	f.reserved = append(f.reserved, fd)
 	f.reservedMu.Unlock()
 	return bound.(*syscall.SockaddrInet4).Port, nil
-}
-
-// closedPort is a loopback port nothing listened on a moment ago.
-//
-// Deprecated: use Fleet.closedPort, which holds the port.
-func closedPort() (int, error) {
-	ports, err := freePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return ports[0], nil
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.

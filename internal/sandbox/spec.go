@@ -547,7 +547,8 @@ func checkProvision(c *ClusterSpec, where string) error {
 	return nil
 }
 
-// Repos lists the fixture repositories the spec's GitRepositories name.
+// Repos lists the fixture repositories the spec's GitRepositories and
+// Applications name.
 func (s *Spec) Repos() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -557,6 +558,12 @@ func (s *Spec) Repos() []string {
 			if f.Repo != "" && !seen[f.Repo] {
 				seen[f.Repo] = true
 				out = append(out, f.Repo)
+			}
+		}
+		for _, a := range c.Apps {
+			if a.Repo != "" && !seen[a.Repo] {
+				seen[a.Repo] = true
+				out = append(out, a.Repo)
 			}
 		}
 		for i := range c.Clusters {
