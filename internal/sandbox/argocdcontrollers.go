@@ -5,14 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // What Argo CD's controllers need on a cluster with argocdControllers.
@@ -103,15 +99,6 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 			return fmt.Errorf("%w: cluster %q runs Argo CD's controllers and redis-server is not installed: run `make argocd-bins`", ErrAssetsMissing, s.spec.Name)
 		}
 	}
-	cfg, err := s.addUser(envtest.User{Name: "argocd-controllers", Groups: []string{"system:masters"}})
-	if err != nil {
-		return err
-	}
-	cfg.Host = s.config.Host
-	data, err := kubeconfigFor(s.spec.Name, cfg, nil)
-	if err != nil {
-		return err
-	}
 	dir := filepath.Join(f.Dir, ArgoCDDir, slug(s.key))
 	for _, d := range []string{"tmp", "home"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
@@ -122,8 +109,8 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 	if len(askpass) >= maxSocketPath {
 		return fmt.Errorf("cluster %q: the repo-server's socket %s would be longer than a unix socket's path may be: give the sandbox a shorter directory", s.spec.Name, askpass)
 	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+	kubeconfig, err := s.controllerKubeconfig("argocd-controllers", dir)
+	if err != nil {
 		return err
 	}
 	if err := createArgoCDSettings(ctx, s.client); err != nil {
@@ -171,30 +158,20 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 	}
 	started := make([]*controller, 0, len(specs))
 	for _, sp := range specs {
-		log, err := os.Create(filepath.Join(dir, sp.name+".log"))
+		c, err := s.startController(sp.name, dir, sp.bin, sp.args, sp.env, nil)
 		if err != nil {
 			return err
 		}
-		cmd := exec.Command(sp.bin, sp.args...)
-		cmd.Dir, cmd.Env = dir, sp.env
-		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			_ = log.Close()
-			return fmt.Errorf("failed to start %s for cluster %q: %w", sp.name, s.spec.Name, err)
-		}
-		c := &controller{name: sp.name, cmd: cmd, log: log, done: make(chan error, 1)}
+		c.dial = redisAddr
 		if sp.health != 0 {
 			// /healthz?full=true: the repo-server's answers once its gRPC
 			// port does; the controller's once it serves.
 			c.health = fmt.Sprintf("http://127.0.0.1:%d/healthz?full=true", sp.health)
 		}
-		go func() { c.done <- cmd.Wait() }()
-		s.controllers = append(s.controllers, c)
 		started = append(started, c)
 	}
 	for _, c := range started {
-		if err := c.waitServing(redisAddr); err != nil {
+		if err := c.waitReady(); err != nil {
 			return fmt.Errorf("cluster %q: %w (log: %s)", s.spec.Name, err, c.log.Name())
 		}
 	}
@@ -202,50 +179,6 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 		return fmt.Errorf("cluster %q: %w (logs: %s)", s.spec.Name, err, dir)
 	}
 	return nil
-}
-
-// waitServing waits, as long as c runs, until its health endpoint answers
-// 200 or, without one, until something accepts connections at addr. Unlike
-// waitReady, it leaves the exit status of a c that exited for stop.
-func (c *controller) waitServing(addr string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if err := c.exited(); err != nil {
-			return false, err
-		}
-		if c.health == "" {
-			conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-			if err != nil {
-				return false, nil //nolint:nilerr // not listening yet
-			}
-			_ = conn.Close()
-			return true, nil
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.health, http.NoBody)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil //nolint:nilerr // not listening yet
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s did not become ready: %w", c.name, err)
-	}
-	return nil
-}
-
-// exited is the error of c's exit when it has exited, nil while it runs.
-// The exit status goes back for stop to take.
-func (c *controller) exited() error {
-	select {
-	case err := <-c.done:
-		c.done <- err
-		return fmt.Errorf("%s exited: %w", c.name, err)
-	default:
-		return nil
-	}
 }
 
 // createArgoCDSettings creates what Argo CD reads in its namespace: the

@@ -13,12 +13,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -31,7 +29,6 @@ import (
 	kcpv1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -128,17 +125,8 @@ func (f *Fleet) startCAPIControllers(s *server, a Assets) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := s.addUser(envtest.User{Name: "capi-controllers", Groups: []string{"system:masters"}})
+	kubeconfig, err := s.controllerKubeconfig("capi-controllers", dir)
 	if err != nil {
-		return err
-	}
-	cfg.Host = s.config.Host
-	data, err := kubeconfigFor(s.spec.Name, cfg, nil)
-	if err != nil {
-		return err
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
 		return err
 	}
 
@@ -150,30 +138,16 @@ func (f *Fleet) startCAPIControllers(s *server, a Assets) error {
 			fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", m.metricsPort), "--insecure-diagnostics",
 			"--feature-gates=MachinePool=false",
 		}, m.args...)
-		log, err := os.Create(filepath.Join(dir, m.name+".log"))
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command(m.bin, args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			_ = log.Close()
-			return fmt.Errorf("failed to start %s for cluster %q: %w", m.name, s.spec.Name, err)
-		}
-		c := &controller{name: m.name, cmd: cmd, log: log, health: fmt.Sprintf("http://127.0.0.1:%d/readyz", m.healthPort), done: make(chan error, 1)}
 		// CAPD's ports are the sandbox's until CAPD has exited.
-		release := func() {}
+		var release func()
 		if m.bin == b.CAPD {
 			release, released = func() { releaseInMemoryPorts(minPort) }, true
 		}
-		go func() {
-			err := cmd.Wait()
-			release()
-			c.done <- err
-		}()
-		s.controllers = append(s.controllers, c)
+		c, err := s.startController(m.name, dir, m.bin, args, append(os.Environ(), "KUBECONFIG="+kubeconfig), release)
+		if err != nil {
+			return err
+		}
+		c.health = fmt.Sprintf("http://127.0.0.1:%d/readyz", m.healthPort)
 		started = append(started, c)
 	}
 	if err := concurrently(started, func(c *controller) error {

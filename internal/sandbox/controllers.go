@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,11 +31,62 @@ type process struct {
 // controller is one Flux controller process running against a sandbox
 // cluster, out of cluster, as the operator of a real cluster runs it in.
 type controller struct {
-	name   string
-	cmd    *exec.Cmd
-	log    *os.File
-	health string
-	done   chan error
+	name string
+	cmd  *exec.Cmd
+	log  *os.File
+	// health is its readiness endpoint; without one, it is ready once
+	// something accepts connections at dial.
+	health, dial string
+	done         chan error
+}
+
+// controllerKubeconfig writes dir/kubeconfig, for a system:masters user
+// of s named user, straight to the apiserver (never through the latency
+// proxy), and returns its path.
+func (s *server) controllerKubeconfig(user, dir string) (string, error) {
+	cfg, err := s.addUser(envtest.User{Name: user, Groups: []string{"system:masters"}})
+	if err != nil {
+		return "", err
+	}
+	cfg.Host = s.config.Host
+	data, err := kubeconfigFor(s.spec.Name, cfg, nil)
+	if err != nil {
+		return "", err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		return "", err
+	}
+	return kubeconfig, nil
+}
+
+// startController starts bin with args and env in dir, its output in
+// dir/<name>.log, killed by the kernel if the sandbox dies, and adds it to
+// s's controllers. onExit, when not nil, runs once it has exited, before
+// stop sees its exit.
+func (s *server) startController(name, dir, bin string, args, env []string, onExit func()) (*controller, error) {
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = log.Close()
+		return nil, fmt.Errorf("failed to start %s for cluster %q: %w", name, s.spec.Name, err)
+	}
+	c := &controller{name: name, cmd: cmd, log: log, done: make(chan error, 1)}
+	go func() {
+		err := cmd.Wait()
+		if onExit != nil {
+			onExit()
+		}
+		c.done <- err
+	}()
+	s.controllers = append(s.controllers, c)
+	return c, nil
 }
 
 // startControllers runs source-controller and kustomize-controller for s,
@@ -45,21 +97,12 @@ func (f *Fleet) startControllers(s *server, a Assets) error {
 	if a.SourceController == "" || a.KustomizeController == "" {
 		return fmt.Errorf("%w: cluster %q runs Flux controllers and bin/source-controller or bin/kustomize-controller is missing: run `make flux-bins`", ErrAssetsMissing, s.spec.Name)
 	}
-	cfg, err := s.addUser(envtest.User{Name: "flux-controllers", Groups: []string{"system:masters"}})
-	if err != nil {
-		return err
-	}
-	cfg.Host = s.config.Host
-	data, err := kubeconfigFor(s.spec.Name, cfg, nil)
-	if err != nil {
-		return err
-	}
 	dir := filepath.Join(f.Dir, "flux", slug(s.key))
 	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o700); err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+	kubeconfig, err := s.controllerKubeconfig("flux-controllers", dir)
+	if err != nil {
 		return err
 	}
 	ports, err := freePorts(7)
@@ -85,22 +128,13 @@ func (f *Fleet) startControllers(s *server, a Assets) error {
 		}, ports[6]})
 	}
 	started := make([]*controller, 0, len(specs))
+	env := append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE=flux-system")
 	for _, sp := range specs {
-		log, err := os.Create(filepath.Join(dir, sp.name+".log"))
+		c, err := s.startController(sp.name, dir, sp.bin, append(sp.args, "--enable-leader-election=false", "--log-encoding=console"), env, nil)
 		if err != nil {
 			return err
 		}
-		cmd := exec.Command(sp.bin, append(sp.args, "--enable-leader-election=false", "--log-encoding=console")...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE=flux-system")
-		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			_ = log.Close()
-			return fmt.Errorf("failed to start %s for cluster %q: %w", sp.name, s.spec.Name, err)
-		}
-		c := &controller{name: sp.name, cmd: cmd, log: log, health: fmt.Sprintf("http://127.0.0.1:%d/readyz", sp.health), done: make(chan error, 1)}
-		go func() { c.done <- cmd.Wait() }()
-		s.controllers = append(s.controllers, c)
+		c.health = fmt.Sprintf("http://127.0.0.1:%d/readyz", sp.health)
 		started = append(started, c)
 	}
 	// Only these: the server's CAPI controllers are waited for where they
@@ -114,15 +148,22 @@ func (f *Fleet) startControllers(s *server, a Assets) error {
 	return nil
 }
 
+// waitReady waits, as long as c runs, until its health endpoint answers
+// 200 or, without one, until something accepts connections at c.dial.
 func (c *controller) waitReady() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-c.done:
-			c.done <- err // stop waits for it too
-			return false, fmt.Errorf("%s exited: %w", c.name, err)
-		default:
+		if err := c.exited(); err != nil {
+			return false, err
+		}
+		if c.health == "" {
+			conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", c.dial)
+			if err != nil {
+				return false, nil //nolint:nilerr // not listening yet
+			}
+			_ = conn.Close()
+			return true, nil
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.health, http.NoBody)
 		resp, err := http.DefaultClient.Do(req)
@@ -136,6 +177,18 @@ func (c *controller) waitReady() error {
 		return fmt.Errorf("%s did not become ready: %w", c.name, err)
 	}
 	return nil
+}
+
+// exited is the error of c's exit when it has exited, nil while it runs.
+// The exit status goes back for stop to take.
+func (c *controller) exited() error {
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return fmt.Errorf("%s exited: %w", c.name, err)
+	default:
+		return nil
+	}
 }
 
 // stop ends the controller: SIGTERM, then SIGKILL after a grace period.
