@@ -13,6 +13,7 @@
 package hostile
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -51,6 +52,13 @@ const (
 	// connection and its listener when its Clusters are listed: an
 	// apiserver killed in the middle of a walk.
 	DiesMidWalk Behaviour = "dies-mid-walk"
+	// EndlessWatch serves lists as Friendly does, and answers a watch with
+	// events that never end: its Kustomizations modified over and over,
+	// escape sequences in every message.
+	EndlessWatch Behaviour = "endless-watch"
+	// GarbageWatch serves lists as Friendly does, and answers a watch
+	// with bytes that are no event and never end.
+	GarbageWatch Behaviour = "garbage-watch"
 )
 
 // Escapes are the terminal escape sequences a hostile server puts in the
@@ -103,6 +111,8 @@ type Server struct {
 	leak     *httptest.Server
 	leaked   atomic.Int64
 	requests atomic.Int64
+	watches  atomic.Int64
+	streamed atomic.Int64
 	uid      atomic.Int64
 
 	mu    sync.Mutex
@@ -153,6 +163,13 @@ func Start(b Behaviour) (*Server, error) {
 // Leaked counts the requests that reached the host a RedirectHTTP server
 // redirects to: each one would have carried the credentials in the clear.
 func (s *Server) Leaked() int64 { return s.leaked.Load() }
+
+// Watches counts the watches of Kustomizations a server of EndlessWatch
+// or GarbageWatch was asked for.
+func (s *Server) Watches() int64 { return s.watches.Load() }
+
+// Streamed counts the bytes a server sent on those watches.
+func (s *Server) Streamed() int64 { return s.streamed.Load() }
 
 // Requests counts the requests the server received.
 func (s *Server) Requests() int64 { return s.requests.Load() }
@@ -244,6 +261,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case RedirectHTTP:
 		http.Redirect(w, r, "http://"+s.leak.Listener.Addr().String()+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 		return
+	case EndlessWatch, GarbageWatch:
+		if r.URL.Query().Get("watch") != "true" {
+			break
+		}
+		if r.URL.Path == "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations" {
+			s.endlessWatch(w, r)
+			return
+		}
+		// Any other watch is quiet, as a real one of objects that do
+		// not change.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		select {
+		case <-r.Context().Done():
+		case <-s.stop:
+		}
+		return
 	}
 	if s.serveObjects(w, r) {
 		return
@@ -268,6 +302,40 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.kustomizationList())
 	default:
 		notFound(w)
+	}
+}
+
+// endlessWatch answers a watch with a stream that never ends.
+func (s *Server) endlessWatch(w http.ResponseWriter, r *http.Request) {
+	s.watches.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	for i := 0; ; i++ {
+		var chunk []byte
+		if s.Behaviour == GarbageWatch {
+			chunk = bytes.Repeat([]byte("\x00\xffgarbage"+Escapes[:len(Escapes)-1]), 512)
+		} else {
+			list := s.kustomizationList()
+			for _, item := range list["items"].([]any) {
+				obj := item.(map[string]any)
+				obj["metadata"].(map[string]any)["resourceVersion"] = fmt.Sprint(i + 2)
+				obj["status"].(map[string]any)["conditions"].([]any)[0].(map[string]any)["message"] = fmt.Sprintf("try %d%s", i, Escapes)
+				line, _ := json.Marshal(map[string]any{"type": "MODIFIED", "object": obj})
+				chunk = append(append(chunk, line...), '\n')
+			}
+		}
+		n, err := w.Write(chunk)
+		s.streamed.Add(int64(n))
+		if err != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		default:
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 // once arrives at once, latency later, as on a long fast link.
 type latencyProxy struct {
 	listener net.Listener
+	addr     string
 	target   string
 	latency  time.Duration
 
@@ -38,17 +39,17 @@ func startProxy(target string, latency time.Duration) (*latencyProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to listen for the latency proxy: %w", err)
 	}
-	p := &latencyProxy{listener: l, target: target, latency: latency, conns: map[net.Conn]bool{}, done: make(chan struct{})}
-	p.wg.Go(p.serve)
+	p := &latencyProxy{listener: l, addr: l.Addr().String(), target: target, latency: latency, conns: map[net.Conn]bool{}, done: make(chan struct{})}
+	p.wg.Go(func() { p.serve(l) })
 	return p, nil
 }
 
 // Addr is the proxy's host:port.
-func (p *latencyProxy) Addr() string { return p.listener.Addr().String() }
+func (p *latencyProxy) Addr() string { return p.addr }
 
-func (p *latencyProxy) serve() {
+func (p *latencyProxy) serve(l net.Listener) {
 	for {
-		c, err := p.listener.Accept()
+		c, err := l.Accept()
 		if err != nil {
 			return
 		}
@@ -154,6 +155,34 @@ func (p *latencyProxy) sleep(d time.Duration) bool {
 	}
 }
 
+// cut closes the listener and every connection: the address refuses
+// connections until restore.
+func (p *latencyProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.listener.Close()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+// restore listens at the proxy's address again.
+func (p *latencyProxy) restore() error {
+	l, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return fmt.Errorf("failed to listen at %s again: %w", p.addr, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		_ = l.Close()
+		return errors.New("the proxy is stopped")
+	}
+	p.listener = l
+	p.wg.Go(func() { p.serve(l) })
+	return nil
+}
+
 // stop closes the listener and every connection, and waits for them.
 func (p *latencyProxy) stop() error {
 	if p == nil {
@@ -167,8 +196,9 @@ func (p *latencyProxy) stop() error {
 	for c := range p.conns {
 		_ = c.Close()
 	}
+	l := p.listener
 	p.mu.Unlock()
-	err := p.listener.Close()
+	err := l.Close()
 	p.wg.Wait()
 	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) {
 		return nil

@@ -146,6 +146,25 @@ func (m *Member) Connections() int64 {
 	return m.server.proxy.accepted.Load()
 }
 
+// Cut ends every connection through the member's latency proxy and
+// refuses new ones, as a cluster that went away; Restore brings it back at
+// the same address. Only a member with a latency can be cut.
+func (m *Member) Cut() error {
+	if m.server == nil || m.server.proxy == nil {
+		return fmt.Errorf("cluster %q has no latency proxy to cut", m.Path)
+	}
+	m.server.proxy.cut()
+	return nil
+}
+
+// Restore undoes Cut.
+func (m *Member) Restore() error {
+	if m.server == nil || m.server.proxy == nil {
+		return fmt.Errorf("cluster %q has no latency proxy to restore", m.Path)
+	}
+	return m.server.proxy.restore()
+}
+
 // Addr is the host:port the member's kubeconfig Secret names: its latency
 // proxy's, or its apiserver's.
 func (m *Member) Addr() string {
@@ -355,6 +374,9 @@ func (f *Fleet) startAPIServers(opts Options) error {
 			}
 		}
 		s.env.ControlPlane.GetAPIServer().Path = apiserver
+		if s.spec.NoWatchCache {
+			s.env.ControlPlane.GetAPIServer().Configure().Set("watch-cache", "false")
+		}
 		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd}
 	}
 	err = concurrently(f.serverList(), func(s *server) error {

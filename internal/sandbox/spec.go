@@ -169,6 +169,10 @@ type ClusterSpec struct {
 	// NoCRDs starts the apiserver without the CAPI and Flux CRDs: it holds
 	// no clusters and serves no Flux.
 	NoCRDs bool `json:"noCRDs,omitempty"`
+	// NoWatchCache starts the apiserver without its watch cache: a watch
+	// goes to etcd, and one from a revision etcd compacted away is
+	// answered 410 Gone.
+	NoWatchCache bool `json:"noWatchCache,omitempty"`
 
 	// origin identifies the entry of the spec file a cluster comes from,
 	// and copy which of its Count clusters it is (0 without Count): the

@@ -99,7 +99,7 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	stop := o.showProgress(func() string {
 		return fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
 	})
-	res, err := fleet.Walk(ctx, root, name, opts, append([]fleet.Probe[*reach.Cluster]{flux.Probe[*reach.Cluster](), argocd.Probe[*reach.Cluster]()}, more...)...)
+	res, err := fleet.Walk(ctx, root, name, opts, o.probesWith(more)...)
 	stop()
 	if err != nil {
 		return nil, err
@@ -108,6 +108,11 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)
 	}
 	return res, nil
+}
+
+// probesWith are the probes of every walk, and more.
+func (o *RootOptions) probesWith(more []fleet.Probe[*reach.Cluster]) []fleet.Probe[*reach.Cluster] {
+	return append([]fleet.Probe[*reach.Cluster]{flux.Probe[*reach.Cluster](), argocd.Probe[*reach.Cluster]()}, more...)
 }
 
 // progressDelay is how long a walk runs before its progress is shown.

@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/watch"
 )
 
 // Exit codes of drift, as kubectl diff and flux diff have them; no drift
@@ -139,6 +140,7 @@ type DriftOptions struct {
 	*RootOptions
 	WalkFlags
 	DriftFlags
+	WatchFlags
 
 	Levels []string
 	Output string
@@ -182,13 +184,17 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 			kubectl fleet drift --kind suspended --max-suspend-age 72h
 
 			# Sources behind the fleet repository's main branch
-			git -C ~/fleet fetch && kubectl fleet drift --git ~/fleet --kind source-behind-git`),
+			git -C ~/fleet fetch && kubectl fleet drift --git ~/fleet --kind source-behind-git
+
+			# A line of JSON for each finding that appears or clears, until Ctrl-C
+			kubectl fleet drift --watch -o json`),
 		ValidArgsFunction: completePaths(root),
 	}
 	runWithUsageCode(cmd, ExitDriftError, o)
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
 	o.DriftFlags.AddFlags(f)
+	o.WatchFlags.AddFlags(f, "each finding that appears or clears")
 	o.GitFlags.AddFlags(f, "compare GitRepositories whose URL is one of its remotes with its commit of the branch they track")
 	f.StringSliceVar(&o.Levels, flagLevel, nil, "Only clusters at these levels: root, master, tenant")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a table)")
@@ -223,6 +229,9 @@ func (o *DriftOptions) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, validateLevels(o.levels)...)
+	if err := o.validateWatch(o.Output, "", outputJSON); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -232,9 +241,14 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	if err := o.Open(ctx); err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}
 	}
-	res, err := o.walk(ctx, o.Options(o.paths, -1), drift.Probe[*reach.Cluster]())
+	opts := o.Options(o.paths, -1)
+	opts.KeepConnections = o.Watch
+	res, err := o.walk(ctx, opts, drift.Probe[*reach.Cluster]())
 	if err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}
+	}
+	if o.Watch {
+		return o.watch(ctx, res, opts)
 	}
 	var nodes []*fleet.Node
 	for _, n := range res.Nodes() {
@@ -303,4 +317,18 @@ func (v *ViewFlags) annotate(root *fleet.Node, nodes []*fleet.Node, now time.Tim
 	if v.Drift {
 		drift.Find(nodes, v.options(now))
 	}
+}
+
+// watch streams each finding that appears or clears on the selected
+// levels, and the clusters that are disconnected and reconnected.
+func (o *DriftOptions) watch(ctx context.Context, res *fleet.Result[*reach.Cluster], opts fleet.Options) error {
+	analyze := func(n *fleet.Node) { drift.Find([]*fleet.Node{n}, o.options(o.now())) }
+	keep := func(ev watch.Event) bool {
+		if !o.levels.Has(&fleet.Node{Path: ev.Path}) {
+			return false
+		}
+		return ev.Kind == watch.KindFinding || ev.Change == watch.Disconnected || ev.Change == watch.Reconnected
+	}
+	err := o.watchFleet(ctx, res, opts, []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster]()}, analyze, keep, o.Output)
+	return &ExitError{Code: ExitDriftError, Err: err}
 }

@@ -235,18 +235,59 @@ func TestSuspendAndResumeAreIdempotent(t *testing.T) {
 // hand would be undone.
 func TestSuspendWarnsWhenFluxWillUndoIt(t *testing.T) {
 	needFleets(t)
-	fluxOwnsSuspend(t, fluxFleet.get(t).Members["aws"].Client, client.ObjectKey{Namespace: "flux-system", Name: "apps"})
+	aws := fluxFleet.get(t).Members["aws"].Client
+	fluxOwnsSuspend(t, aws, client.ObjectKey{Namespace: "flux-system", Name: "apps"})
+	// The applier is held while the test runs: a run of it between the
+	// suspend and the resume (a retry, a new artifact) would undo the
+	// suspend, as the warning says, and the resume would find nothing to do.
+	holdApplier(t, aws, client.ObjectKey{Namespace: "flux-system", Name: "flux-system"})
 	r := onFleet(t, fluxFleet.get(t), "suspend", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system")
 	want := "aws: Kustomization flux-system/apps: warning: Kustomization flux-system/flux-system applies this object with spec.suspend in its manifest and will undo the suspend on its next run (fluxcd/flux2#3462)"
 	if r.code != 0 || !strings.Contains(r.stderr, want) {
 		t.Errorf("exit %d, stderr %q; want the warning %q", r.code, r.stderr, want)
 	}
 	// Resumed and waited for: the real controller reconciles it again.
-	r = onFleet(t, fluxFleet.get(t), "resume", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system", "--wait", "--timeout", "1m", "-o", "json")
+	r = onFleet(t, fluxFleet.get(t), "resume", "aws", "--level", "master", "--kind", "ks", "--name", "apps", "-n", "flux-system", "--wait", "--timeout", "2m", "-o", "json")
 	res := resultOf(report(t, r), "aws", "Kustomization flux-system/apps")
 	if r.code != 0 || res == nil || res.Result != "resumed" || !strings.HasPrefix(res.Message, "ready at revision main@sha1:") {
-		t.Errorf("resume --wait: exit %d, result %+v", r.code, res)
+		t.Errorf("resume --wait: exit %d, result %+v, stderr %q; apps now: %s", r.code, res, r.stderr, kustomizationStatus(aws, "apps"))
 	}
+}
+
+// holdApplier suspends the Kustomization key by hand until the test ends.
+func holdApplier(t *testing.T, c client.Client, key client.ObjectKey) {
+	t.Helper()
+	set := func(suspend bool) error {
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
+		obj.SetKind("Kustomization")
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, suspend)
+		return c.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner("fleet-test"))
+	}
+	if err := set(true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := set(false); err != nil {
+			t.Errorf("resuming %s: %v", key, err)
+		}
+	})
+}
+
+// kustomizationStatus is a Kustomization's suspend and conditions, for a
+// failure's message.
+func kustomizationStatus(c client.Client, name string) string {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
+	obj.SetKind("Kustomization")
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "flux-system", Name: name}, obj); err != nil {
+		return err.Error()
+	}
+	suspend, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	return fmt.Sprintf("suspend %v, annotations %v, conditions %v", suspend, obj.GetAnnotations(), conds)
 }
 
 func TestDryRunChangesNothing(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/render"
+	"github.com/kubectl-fleet/kubectl-fleet/pkg/watch"
 )
 
 const (
@@ -25,6 +26,7 @@ type ListOptions struct {
 	*RootOptions
 	WalkFlags
 	ViewFlags
+	WatchFlags
 
 	Selector string
 	Output   string
@@ -65,7 +67,10 @@ func NewCmdList(root *RootOptions) *cobra.Command {
 			kubectl fleet list -l env=prod -o name
 
 			# The clusters that could not be read
-			kubectl fleet list -o json | jq -r '.items[] | select(.error != "") | .path'`),
+			kubectl fleet list -o json | jq -r '.items[] | select(.error != "") | .path'
+
+			# Every change of the production clusters, as a line of JSON each
+			kubectl fleet list -l env=prod --watch -o json`),
 		ValidArgsFunction: completePaths(root),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -80,6 +85,7 @@ func NewCmdList(root *RootOptions) *cobra.Command {
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
 	o.ViewFlags.AddFlags(cmd)
+	o.WatchFlags.AddFlags(cmd.Flags(), "the clusters")
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the CAPI Cluster objects (e.g. -l env=prod,tier!=edge)")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: wide, name, json or yaml")
 	completeValues(cmd, flagOutput, outputWide, outputName, outputJSON, outputYAML)
@@ -130,6 +136,9 @@ func (o *ListOptions) Validate() error {
 	}
 	errs = append(errs, o.WalkFlags.Validate()...)
 	errs = append(errs, o.ViewFlags.Validate()...)
+	if err := o.validateWatch(o.Output, "", outputWide, outputJSON); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -138,7 +147,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if err := o.Open(ctx); err != nil {
 		return err
 	}
-	res, err := o.walk(ctx, o.Options(o.paths, -1), o.probes()...)
+	opts := o.Options(o.paths, -1)
+	opts.KeepConnections = o.Watch
+	res, err := o.walk(ctx, opts, o.probes()...)
 	if err != nil {
 		return err
 	}
@@ -149,6 +160,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		}
 	}
 	o.annotate(res.Root, rows, time.Now())
+	if o.Watch {
+		return o.watchView(ctx, o.RootOptions, res, opts, o.Output, o.selected())
+	}
 	switch o.Output {
 	case outputJSON:
 		err = render.JSON(o.Out, render.ListOf(rows))
@@ -167,4 +181,19 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return partialOf(rows)
+}
+
+// selected keeps the events of the clusters -l selects, whose labels it
+// learns from the events of the clusters themselves, which come first.
+func (o *ListOptions) selected() func(watch.Event) bool {
+	if o.selector.Empty() {
+		return nil
+	}
+	matches := map[string]bool{}
+	return func(ev watch.Event) bool {
+		if row, ok := ev.After.(*watch.Row); ok && ev.Kind == watch.KindCluster {
+			matches[ev.Path] = ev.Path != "" && o.selector.Matches(labels.Set(row.Labels))
+		}
+		return matches[ev.Path]
+	}
 }

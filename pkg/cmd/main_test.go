@@ -50,12 +50,15 @@ var (
 	// scaleFleet has counted clusters on shared apiservers behind latency
 	// proxies: the walk engine's fleet.
 	scaleFleet = &sharedFleet{name: "scale"}
+	// watchFleet is --watch's: clusters a test cuts off and brings back,
+	// one without a watch cache.
+	watchFleet = &sharedFleet{name: "watch"}
 	// sharedFleets in the order the tests first need them, which is the
 	// order they start in: tests run in the order of their files, so a
 	// file named for its fleet runs when that fleet is up (the hub's tests
 	// in hub_*.go; as apps_action_test.go they ran first, and waited 2.5
 	// minutes for the hub to start).
-	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, realFleet, scaleFleet}
+	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, realFleet, scaleFleet, watchFleet}
 )
 
 // A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml that

@@ -24,6 +24,7 @@ type TreeOptions struct {
 
 	WalkFlags
 	ViewFlags
+	WatchFlags
 
 	Path   string
 	Depth  int
@@ -76,7 +77,13 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 			kubectl fleet tree --env aws
 
 			# The masters only, as JSON
-			kubectl fleet tree --depth 1 -o json`),
+			kubectl fleet tree --depth 1 -o json
+
+			# The tree, live: redrawn as the clusters change (q quits)
+			kubectl fleet tree --watch
+
+			# Every change of the fleet as a line of JSON
+			kubectl fleet tree --watch -o json`),
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completePaths(root),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -92,6 +99,7 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
 	o.ViewFlags.AddFlags(cmd)
+	o.WatchFlags.AddFlags(f, "the tree")
 	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below PATH to walk; -1 for all")
 	f.StringVarP(&o.Output, flagOutput, "o", o.Output, "Output format: tree (default), json or yaml")
 	completeValues(cmd, flagOutput, "tree", outputJSON, outputYAML)
@@ -127,6 +135,9 @@ func (o *TreeOptions) Validate() error {
 	}
 	errs = append(errs, o.WalkFlags.Validate()...)
 	errs = append(errs, o.ViewFlags.Validate()...)
+	if err := o.validateWatch(o.Output, "", "tree", outputJSON); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -139,7 +150,9 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if o.Path != "" {
 		paths = [][]fleet.Segment{o.segments}
 	}
-	res, err := o.walk(ctx, o.Options(paths, o.Depth), o.probes()...)
+	opts := o.Options(paths, o.Depth)
+	opts.KeepConnections = o.Watch
+	res, err := o.walk(ctx, opts, o.probes()...)
 	if err != nil {
 		return err
 	}
@@ -152,6 +165,9 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	var nodes []*fleet.Node
 	node.Walk(func(n *fleet.Node) { nodes = append(nodes, n) })
 	o.annotate(res.Root, nodes, time.Now())
+	if o.Watch {
+		return o.watchView(ctx, o.RootOptions, res, opts, o.Output, nil)
+	}
 	err = printAs(o.Out, o.Output, node, func() error {
 		return render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out), Drift: o.Drift, Git: o.Git != ""})
 	})

@@ -91,6 +91,9 @@ type Node struct {
 	// holds, walked or not (its server URL, or "name NAME"), to the
 	// cluster's path; nil when the walk did not list them.
 	targets map[string]string
+	// identity and endpoint are the cluster's, as the walk read them: a
+	// walk below the node (Subtree) tells cycles by them.
+	identity, endpoint string
 }
 
 // ArgoCD is the Argo CD status of one cluster.

@@ -224,19 +224,8 @@ func (r *Result[C]) Nodes() []*Node {
 // read become nodes carrying their error; only a selection that does not
 // resolve, or a cancelled ctx, makes Walk fail.
 func Walk[C Cluster[C]](ctx context.Context, root C, rootName string, opts Options, probes ...Probe[C]) (*Result[C], error) {
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
-	if opts.Progress == nil {
-		opts.Progress = &Progress{}
-	}
-	if opts.MaxDepth <= 0 {
-		opts.MaxDepth = DefaultMaxDepth
-	}
-	if opts.MaxClusters <= 0 {
-		opts.MaxClusters = DefaultMaxClusters
-	}
-	w := &walker[C]{opts: opts, probes: probes, sem: make(chan struct{}, opts.Concurrency), selected: map[*Node]bool{}, conns: map[*Node]C{}}
+	w := newWalker(opts, probes)
+	opts = w.opts
 	node := &Node{Name: rootName, Children: []*Node{}}
 	sel := selection{envs: opts.Envs, root: len(opts.Paths) == 0 && len(opts.Envs) == 0}
 	if opts.Everything {
@@ -552,6 +541,7 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 		conn.Close()
 		return r
 	}
+	node.identity, node.endpoint = identity, endpoint
 	if versionErr == nil {
 		node.LiveVersion = version
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
@@ -208,4 +209,28 @@ func gvk(kind string) (schema.GroupVersionKind, error) {
 		return k.API.GVK, nil
 	}
 	return schema.GroupVersionKind{}, fmt.Errorf("unknown Flux kind %q", kind)
+}
+
+// Decode reads a list of the kind, as JSON (a list the apiserver sent, or
+// {"items": [OBJECT]} around one object of a watch event), as the walk
+// reads its own lists.
+func (k Kind) Decode(list []byte) ([]fleet.FluxObject, error) {
+	if k.newList == nil || !k.Listed {
+		return nil, fmt.Errorf("%s is not a kind the walk lists", k.Name)
+	}
+	l := k.newList()
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(list, l); err != nil {
+		return nil, fmt.Errorf("failed to decode %s: %w", k.Name, err)
+	}
+	return k.items(l), nil
+}
+
+// KindOf returns the listed kind the apiserver serves as gvk.
+func KindOf(gvk schema.GroupVersionKind) (Kind, bool) {
+	for _, k := range ListedKinds() {
+		if k.API.GVK == gvk {
+			return k, true
+		}
+	}
+	return Kind{}, false
 }

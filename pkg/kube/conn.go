@@ -172,6 +172,8 @@ type Conn struct {
 
 	mu       sync.Mutex
 	unserved map[schema.GroupVersionKind]bool
+	// listings are the lists made, by what they list (Listings).
+	listings map[string]Listing
 }
 
 // NewConnForClient wraps an existing client, for tests of code that reads
@@ -250,6 +252,9 @@ func (c *Conn) List(ctx context.Context, list client.ObjectList, opts ...client.
 		return notServed(gvk)
 	}
 	err = c.list(ctx, gvk, list, append(opts, fromCache()))
+	if err == nil {
+		c.record(gvk, list, opts)
+	}
 	// An apiserver authorizes before it routes: a user whose role does
 	// not name a group gets 403, not 404, for a kind the cluster does not
 	// serve at all; and CAPD's in-memory workload clusters, which serve

@@ -104,8 +104,43 @@ const enumWidth = 4
 // its columns aligned across the whole tree, and under each cluster the
 // problems found on it.
 func Tree(w io.Writer, root *fleet.Node, opts Options) error {
+	header, lines := TreeLines(root, opts)
+	if _, err := fmt.Fprintln(w, header); err != nil {
+		return err
+	}
+	size := 0
+	for _, l := range lines {
+		size += len(l.Text) + 1
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, l := range lines {
+		b.WriteString(l.Text)
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Line is one line of a tree as Tree draws it, and the cluster it is of.
+type Line struct {
+	// Path is the path of the cluster the line is of: its row, or a
+	// line drawn under its row ("" is the root).
+	Path string
+	// Cluster is true for the cluster's row, false for the lines under it.
+	Cluster bool
+	// Text is the line, with its branches, in colour when Options.Color
+	// is set; it ends with no newline.
+	Text string
+}
+
+// TreeLines draws the tree Tree draws, its header apart and its lines
+// with the cluster each is of, for a screen that selects and filters
+// clusters: the header and lines, each followed by a newline, are Tree's
+// output byte for byte.
+func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 	root = escape.Copy(root)
-	st := newStyles(w, opts.Color)
+	st := newStyles(io.Discard, opts.Color)
 	rows := map[*fleet.Node]*row{}
 	eng := enginesOf(root)
 	columns := treeColumns(eng)
@@ -161,21 +196,35 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 		return strings.TrimRight(b.String(), " ")
 	}
 
+	// owners says, in the order the tree draws its items, how many lines
+	// each item takes and which cluster it is of: the tree draws each
+	// item's lines in that order, its branches before them.
+	var owners []Line
+	own := func(item, path string, cluster bool) {
+		owners = append(owners, Line{Path: path, Cluster: cluster})
+		for range strings.Count(item, "\n") {
+			owners = append(owners, Line{Path: path})
+		}
+	}
 	var build func(n *fleet.Node) *tree.Tree
 	build = func(n *fleet.Node) *tree.Tree {
 		head := format(rows[n])
 		if opts.Drift && len(n.Findings) > 0 {
 			head += "  " + st.bad.Render(fmt.Sprintf("≠ %s", fleet.Plural(len(n.Findings), "drift finding")))
 		}
+		own(head, n.Path, true)
 		t := tree.Root(head).EnumeratorStyle(st.enum)
 		if opts.Git && n.Path != "" {
 			where := "⌂ not declared in the checkout"
 			if n.DeclaredIn != "" {
 				where = "⌂ declared in " + n.DeclaredIn
 			}
-			t.Child(st.dim.Render(where))
+			leaf := st.dim.Render(where)
+			own(leaf, n.Path, false)
+			t.Child(leaf)
 		}
 		for _, leaf := range problems(n, st, opts.Drift) {
+			own(leaf, n.Path, false)
 			t.Child(leaf)
 		}
 		for _, c := range n.Children {
@@ -184,18 +233,24 @@ func Tree(w io.Writer, root *fleet.Node, opts Options) error {
 		return t
 	}
 
-	header := make([]string, len(columns))
+	cells := make([]string, len(columns))
 	for i, c := range columns {
-		header[i] = c + strings.Repeat(" ", widths[i]-len(c))
+		cells[i] = c + strings.Repeat(" ", widths[i]-len(c))
 		if i == len(columns)-1 {
-			header[i] = c
+			cells[i] = c
 		}
 	}
-	if _, err := fmt.Fprintln(w, st.header.Render(strings.Join(header, "  "))); err != nil {
-		return err
+	header = st.header.Render(strings.Join(cells, "  "))
+	texts := strings.Split(build(root).String(), "\n")
+	if len(texts) != len(owners) {
+		// The tree drew lines this count did not foresee: keep them all,
+		// of the root, rather than lose or misplace one.
+		owners = make([]Line, len(texts))
 	}
-	_, err := fmt.Fprintln(w, build(root).String())
-	return err
+	for i := range owners {
+		owners[i].Text = texts[i]
+	}
+	return header, owners
 }
 
 // clusterRow is a cluster's cells, those of treeColumns(e).

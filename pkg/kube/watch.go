@@ -1,0 +1,228 @@
+package kube
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Listing is a list the connection made: a watch of the same objects
+// starts where it left off, with no second list.
+type Listing struct {
+	GVK schema.GroupVersionKind
+	// Namespace is empty for every namespace.
+	Namespace                    string
+	LabelSelector, FieldSelector string
+	// ResourceVersion is the list's: the state it showed.
+	ResourceVersion string
+}
+
+func (l Listing) key() string {
+	return l.GVK.String() + "|" + l.Namespace + "|" + l.LabelSelector + "|" + l.FieldSelector
+}
+
+// record keeps a list the connection made, replacing an earlier list of
+// the same objects. Lists of metadata only are not kept: a watch of them
+// would carry whole objects.
+func (c *Conn) record(gvk schema.GroupVersionKind, list client.ObjectList, opts []client.ListOption) {
+	if _, metadata := list.(*metav1.PartialObjectMetadataList); metadata {
+		return
+	}
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	l := Listing{GVK: gvk, Namespace: lo.Namespace, ResourceVersion: list.GetResourceVersion()}
+	if lo.LabelSelector != nil {
+		l.LabelSelector = lo.LabelSelector.String()
+	}
+	if lo.FieldSelector != nil {
+		l.FieldSelector = lo.FieldSelector.String()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.listings == nil {
+		c.listings = map[string]Listing{}
+	}
+	c.listings[l.key()] = l
+}
+
+// Listings are the lists the connection made, the latest of each, in a
+// fixed order.
+func (c *Conn) Listings() []Listing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Listing, 0, len(c.listings))
+	for _, l := range c.listings {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })
+	return out
+}
+
+// Relist lists the objects of l again, from the watch cache, and returns
+// the list as JSON with the Listing to watch from: after a watch's
+// resourceVersion expired (410 Gone).
+func (c *Conn) Relist(ctx context.Context, l Listing) (json.RawMessage, Listing, error) {
+	req, err := c.request(l)
+	if err != nil {
+		return nil, l, err
+	}
+	body, err := req.Param("resourceVersion", "0").Do(ctx).Raw()
+	if err != nil {
+		return nil, l, err
+	}
+	var meta struct {
+		Metadata metav1.ListMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &meta); err != nil {
+		return nil, l, fmt.Errorf("failed to decode the %s list: %w", l.GVK.Kind, err)
+	}
+	l.ResourceVersion = meta.Metadata.ResourceVersion
+	return body, l, nil
+}
+
+// request is a GET of l's collection, with its selectors.
+func (c *Conn) request(l Listing) (*rest.Request, error) {
+	if c.rest == nil || c.mapper == nil {
+		return nil, errors.New("a connection around a client alone cannot watch")
+	}
+	mapping, err := c.mapper.RESTMapping(l.GVK.GroupKind(), l.GVK.Version)
+	if err != nil {
+		return nil, err
+	}
+	prefix := []string{"/apis", l.GVK.Group, l.GVK.Version}
+	if l.GVK.Group == "" {
+		prefix = []string{"/api", l.GVK.Version}
+	}
+	r := c.rest.Get().AbsPath(prefix...).
+		NamespaceIfScoped(l.Namespace, mapping.Scope.Name() == apimeta.RESTScopeNameNamespace).
+		Resource(mapping.Resource.Resource)
+	if l.LabelSelector != "" {
+		r = r.Param("labelSelector", l.LabelSelector)
+	}
+	if l.FieldSelector != "" {
+		r = r.Param("fieldSelector", l.FieldSelector)
+	}
+	return r, nil
+}
+
+// MaxWatchEvent bounds one event of a watch stream: an object is at most
+// 1.5 MiB in etcd, a little more as JSON.
+const MaxWatchEvent = 8 << 20
+
+// WatchEvent is one event of a watch stream, its object as JSON.
+type WatchEvent struct {
+	// Type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.
+	Type   string          `json:"type"`
+	Object json.RawMessage `json:"object"`
+}
+
+// ErrGone marks a watch that cannot go on from its resourceVersion: the
+// apiserver no longer has it (410 Gone, as a response or as an ERROR
+// event), or it ended the watch with another ERROR event (an apiserver
+// without a watch cache reports etcd's compaction as an internal error).
+// As client-go's reflector does, list again.
+var ErrGone = errors.New("the watch cannot go on from its resourceVersion")
+
+// Stream is an open watch.
+type Stream struct {
+	body    io.ReadCloser
+	scanner *bufio.Scanner
+	// RV is the resourceVersion of the last event read, bookmarks
+	// included: where a new watch goes on.
+	RV string
+}
+
+// Watch opens a watch of l's objects from l.ResourceVersion, with
+// bookmarks, that the apiserver ends after timeout. The stream shares the
+// connection's transport (one HTTP/2 connection), its bound on a
+// response's bytes, and its redirect policy.
+func (c *Conn) Watch(ctx context.Context, l Listing, timeout time.Duration) (*Stream, error) {
+	req, err := c.request(l)
+	if err != nil {
+		return nil, err
+	}
+	body, err := req.Param("watch", "true").
+		Param("resourceVersion", l.ResourceVersion).
+		Param("allowWatchBookmarks", "true").
+		Param("timeoutSeconds", strconv.Itoa(int(timeout.Seconds()))).
+		Stream(ctx)
+	if err != nil {
+		if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
+			return nil, fmt.Errorf("%w: %w", ErrGone, err)
+		}
+		return nil, err
+	}
+	s := &Stream{body: body, scanner: bufio.NewScanner(body), RV: l.ResourceVersion}
+	s.scanner.Buffer(make([]byte, 0, 4096), MaxWatchEvent)
+	return s, nil
+}
+
+// Next reads the next event: io.EOF when the apiserver ended the watch,
+// ErrGone for an expired resourceVersion, another error for a stream that
+// is broken, too large or not a watch stream. The apiserver writes one
+// event per line.
+func (s *Stream) Next() (WatchEvent, error) {
+	var ev WatchEvent
+	for {
+		if !s.scanner.Scan() {
+			if err := s.scanner.Err(); err != nil {
+				if errors.Is(err, bufio.ErrTooLong) {
+					return ev, fmt.Errorf("a watch event longer than %d bytes", MaxWatchEvent)
+				}
+				return ev, err
+			}
+			return ev, io.EOF
+		}
+		line := s.scanner.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		ev = WatchEvent{}
+		if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
+			return ev, fmt.Errorf("not a watch event: %s", snippet(line))
+		}
+		if ev.Type == "ERROR" {
+			var st metav1.Status
+			if err := json.Unmarshal(ev.Object, &st); err != nil || st.Message == "" {
+				return ev, fmt.Errorf("%w: %s", ErrGone, snippet(ev.Object))
+			}
+			return ev, fmt.Errorf("%w: %d %s", ErrGone, st.Code, strconv.Quote(st.Message))
+		}
+		var meta struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(ev.Object, &meta); err != nil {
+			return ev, fmt.Errorf("a watch event's object is not an object: %s", snippet(ev.Object))
+		}
+		if meta.Metadata.ResourceVersion != "" {
+			s.RV = meta.Metadata.ResourceVersion
+		}
+		return ev, nil
+	}
+}
+
+// Close ends the watch.
+func (s *Stream) Close() error { return s.body.Close() }
+
+// snippet is the start of a body, for an error.
+func snippet(b []byte) string {
+	const n = 80
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
