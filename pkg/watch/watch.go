@@ -478,30 +478,70 @@ func (w *Watcher[C]) requestRefresh(c *cluster[C]) {
 
 // refresher reads c's cluster again when asked, a Debounce after the
 // first ask.
+//
+// A cluster whose read fails (its watches may still run) is read again
+// with backoff; one with children that could not be reached is read again
+// every RetryUnreachable, as they may have come up since.
 func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
+	backoff := w.opts.MinBackoff
+	retry := time.NewTicker(RetryUnreachable)
+	defer retry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.refresh:
+		case <-retry.C:
+			if !w.holdsUnreached(c) {
+				continue
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(w.opts.Debounce):
 		}
-		w.reread(ctx, c)
+		if err := w.reread(ctx, c); err != nil {
+			klog.FromContext(ctx).V(2).Info("Cannot read the cluster again", "cluster", fleet.DescribePath(c.path()), "reason", err.Error())
+			if !w.wait(ctx, &backoff) {
+				return
+			}
+			w.requestRefresh(c)
+			continue
+		}
+		backoff = w.opts.MinBackoff
 	}
 }
 
+// RetryUnreachable is how often a cluster whose children could not be
+// reached is read again, to walk those that came up.
+const RetryUnreachable = 30 * time.Second
+
+// holdsUnreached reports whether a child of c's cluster could not be
+// reached: it is in the tree, with its error, and not watched.
+func (w *Watcher[C]) holdsUnreached(c *cluster[C]) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ch := range c.node.Children {
+		if w.clusters[ch] == nil && ch.CycleOf == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// path is the cluster's path.
+func (c *cluster[C]) path() string { return c.node.Path }
+
 // reread reads c's cluster again, and walks what changed below it: new
-// children, children deleted, children whose kubeconfig changed.
-func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) {
+// children, children deleted, children whose kubeconfig changed, and
+// children that could not be reached before.
+func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 	w.mu.Lock()
 	n := c.node
 	if w.clusters[n] != c {
 		w.mu.Unlock()
-		return
+		return nil
 	}
 	chain := w.chain(n)
 	reconnect := c.reconnect
@@ -510,19 +550,20 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) {
 
 	r := fleet.Reread(ctx, chain, n, c.conn, w.opts.Walk, w.opts.Probes...)
 	if ctx.Err() != nil {
-		return
+		return nil
 	}
 	if r.Node.Error != "" {
-		w.setDown(c, errors.New(r.Node.Error))
-		return
+		return errors.New(r.Node.Error)
 	}
 	chain = append(chain, n)
 	// Children new, or connected again, are walked before the tree is
 	// changed: the walk takes its time, and the lock is not held.
 	w.mu.Lock()
 	old := map[string]*fleet.Node{}
+	unreached := map[string]bool{}
 	for _, ch := range n.Children {
 		old[ch.Path] = ch
+		unreached[ch.Path] = w.clusters[ch] == nil && ch.CycleOf == nil
 	}
 	w.mu.Unlock()
 	w.mu.Lock()
@@ -535,21 +576,32 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) {
 		path := fleet.JoinPath(n.Path, r.Segments[i])
 		prev, known := old[path]
 		switch {
-		case known && !holdsKubeconfig(reconnect, prev):
+		case known && !holdsKubeconfig(reconnect, prev) && !unreached[path]:
 			continue
 		case !known && !follows:
 			continue // outside the selection
 		}
-		walked[path] = fleet.Subtree(ctx, chain, c.conn, r.Segments[i], child, opts, w.opts.Probes...)
+		res := fleet.Subtree(ctx, chain, c.conn, r.Segments[i], child, opts, w.opts.Probes...)
+		if unreached[path] && !holdsKubeconfig(reconnect, prev) && res.Root.Error != "" {
+			continue // still out of reach: nothing changed
+		}
+		walked[path] = res
 	}
 	if ctx.Err() != nil {
-		return
+		return nil
 	}
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.clusters[n] != c {
-		return
+		for _, res := range walked { // n left the tree meanwhile
+			res.Root.Walk(func(m *fleet.Node) {
+				if conn, ok := res.Conn(m); ok {
+					conn.Close()
+				}
+			})
+		}
+		return nil
 	}
 	next := *r.Node
 	next.Flux = mergeFlux(n.Flux, r.Node.Flux, c.fluxKinds)
@@ -612,6 +664,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) {
 	fleet.Link(w.root)
 	w.start(c)
 	w.notify()
+	return nil
 }
 
 // adopt starts the watches of a subtree walked; w.mu is held.
