@@ -1,7 +1,12 @@
 // Command dist builds a release: `make dist VERSION=vX.Y.Z`. It writes the
 // archives and checksums.txt into -out, renders the krew manifest from
 // .krew.yaml into -out/plugins.yaml, and copies it to plugins.yaml and
-// plugins/fleet.yaml (the custom index) at the checkout's root.
+// plugins/fleet.yaml (the custom index) at the checkout's root. For the
+// flux plugin it writes, beside the archives, the Flux plugin catalog's
+// manifest -out/fleet.yaml and a catalog.yaml listing it: published with
+// the release, the release's download URL is a catalog that `flux plugin
+// install fleet` reads (FLUXCD_PLUGIN_CATALOG), and fleet.yaml is the file
+// fluxcd/plugins keeps as plugins/fleet.yaml.
 package main
 
 import (
@@ -80,10 +85,25 @@ func run() error {
 			return err
 		}
 	}
+	fluxManifest, err := dist.RenderFluxManifest(*version, *out, "", dist.Platforms())
+	if err != nil {
+		return err
+	}
+	catalog, err := dist.RenderFluxCatalog()
+	if err != nil {
+		return err
+	}
+	fluxTargets := []string{filepath.Join(*out, dist.FluxPlugin+".yaml"), filepath.Join(*out, "catalog.yaml")}
+	for i, data := range [][]byte{fluxManifest, catalog} {
+		if err := os.WriteFile(fluxTargets[i], data, 0o644); err != nil {
+			return err
+		}
+	}
 	for _, a := range archives {
 		fmt.Println(a)
 	}
-	fmt.Fprintf(os.Stderr, "built %d archives, checksums.txt and the krew manifest (%s) in %s\n", len(archives), strings.Join(targets, ", "), time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "built %d archives, checksums, the krew manifest (%s) and the flux plugin catalog (%s) in %s\n",
+		len(archives), strings.Join(targets, ", "), strings.Join(fluxTargets, ", "), time.Since(start).Round(time.Second))
 	return nil
 }
 

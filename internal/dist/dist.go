@@ -4,6 +4,12 @@
 // with the LICENSE krew's validator wants and the completion helper, plus
 // checksums.txt; and it renders the krew manifest from the krew-release-bot
 // template (.krew.yaml) offline, by hashing the archives it built.
+//
+// The same binary is the flux CLI's plugin `flux fleet` (RFC-0013), which
+// `flux plugin install` takes from archives of its own: the binary named
+// flux-fleet, in archives and a checksums file named as the fluxcd/plugins
+// catalog's update workflow looks them up. RenderFluxManifest renders the
+// catalog's plugin manifest for them (flux.go).
 package dist
 
 import (
@@ -66,7 +72,9 @@ type Options struct {
 	Binary func(ctx context.Context, o Options, p Platform) ([]byte, error)
 }
 
-// Build builds and archives every platform, and writes checksums.txt.
+// Build builds and archives every platform, for krew and for flux, and
+// writes checksums.txt (every archive) and the flux plugin's checksums
+// file (its archives).
 func Build(ctx context.Context, o Options) ([]string, error) {
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("failed to create %s: %w", o.OutDir, err)
@@ -79,19 +87,19 @@ func Build(ctx context.Context, o Options) ([]string, error) {
 	if binary == nil {
 		binary = GoBuild
 	}
-	var archives []string
+	var archives, fluxArchives []string
 	for _, p := range o.Platforms {
 		bin, err := binary(ctx, o, p)
 		if err != nil {
 			return nil, err
 		}
 		helperName, helper := cmd.CompletionHelper(p.OS)
-		binName := "kubectl-fleet"
+		exe := ""
 		if p.OS == "windows" {
-			binName += ".exe"
+			exe = ".exe"
 		}
 		files := []file{
-			{name: binName, data: bin, mode: 0o755},
+			{name: "kubectl-fleet" + exe, data: bin, mode: 0o755},
 			{name: "LICENSE", data: license, mode: 0o644},
 			{name: helperName, data: helper, mode: 0o755},
 		}
@@ -99,9 +107,24 @@ func Build(ctx context.Context, o Options) ([]string, error) {
 		if err := writeArchive(name, files, o.Date); err != nil {
 			return nil, err
 		}
+		// The flux plugin's archive: the same binary, by the name flux
+		// installs it as and looks for in the archive.
+		fluxFiles := []file{
+			{name: cmd.FluxPluginBinary + exe, data: bin, mode: 0o755},
+			{name: "LICENSE", data: license, mode: 0o644},
+		}
+		fluxName := filepath.Join(o.OutDir, FluxArchiveName(o.Version, p))
+		if err := writeArchive(fluxName, fluxFiles, o.Date); err != nil {
+			return nil, err
+		}
 		archives = append(archives, name)
+		fluxArchives = append(fluxArchives, fluxName)
 	}
-	return archives, writeChecksums(o.OutDir, archives)
+	if err := writeChecksums(filepath.Join(o.OutDir, FluxChecksumsName(o.Version)), fluxArchives); err != nil {
+		return nil, err
+	}
+	archives = append(archives, fluxArchives...)
+	return archives, writeChecksums(filepath.Join(o.OutDir, "checksums.txt"), archives)
 }
 
 // GoBuild cross-compiles kubectl-fleet for p as a release has it: static
@@ -187,8 +210,8 @@ func writeZip(w io.Writer, files []file, mtime time.Time) error {
 	return zw.Close()
 }
 
-// writeChecksums writes checksums.txt as sha256sum does: "<hash>  <name>".
-func writeChecksums(dir string, archives []string) error {
+// writeChecksums writes the file name as sha256sum does: "<hash>  <name>".
+func writeChecksums(name string, archives []string) error {
 	var b strings.Builder
 	names := append([]string(nil), archives...)
 	sort.Strings(names)
@@ -199,7 +222,7 @@ func writeChecksums(dir string, archives []string) error {
 		}
 		fmt.Fprintf(&b, "%s  %s\n", sum, filepath.Base(a))
 	}
-	return os.WriteFile(filepath.Join(dir, "checksums.txt"), []byte(b.String()), 0o644)
+	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
 
 func sha256File(name string) (string, error) {

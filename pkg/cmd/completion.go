@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -59,6 +60,27 @@ func NewCmdCompletion(root *RootOptions) *cobra.Command {
 			source <(kubectl fleet completion bash)`),
 		Args: cobra.NoArgs,
 	}
+	// Run as the flux plugin, flux completes "flux fleet ..." itself, by
+	// running this binary's __complete (RFC-0013): no helper to install.
+	asFlux := root.Name != kubectlName
+	binary := strings.ReplaceAll(root.Name, " ", "-")
+	if asFlux {
+		cmd.Short = "Shell completion scripts for bash, zsh, fish and PowerShell"
+		cmd.Long = templates.LongDesc(`
+			Run as the flux plugin, "flux fleet ..." completes through flux's
+			own completion ("flux completion bash|zsh|fish|powershell"), which
+			asks this plugin: there is nothing to install.
+
+			And for the flux-fleet binary called by its own name: the scripts
+			of "completion bash|zsh|fish|powershell", loaded as any cobra
+			completion script.`)
+		cmd.Example = templates.Examples(`
+			# Complete "flux fleet ..." (and the rest of flux) in bash
+			source <(flux completion bash)
+
+			# Complete "flux-fleet ..." in bash
+			source <(flux fleet completion bash)`)
+	}
 	gen := map[string]func(c *cobra.Command) error{
 		"bash":       func(c *cobra.Command) error { return c.Root().GenBashCompletionV2(root.Out, true) },
 		"zsh":        func(c *cobra.Command) error { return c.Root().GenZshCompletion(root.Out) },
@@ -68,8 +90,8 @@ func NewCmdCompletion(root *RootOptions) *cobra.Command {
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		cmd.AddCommand(&cobra.Command{
 			Use:     shell,
-			Short:   "Print the " + shell + " completion script for kubectl-fleet",
-			Example: templates.Examples(fmt.Sprintf("kubectl fleet completion %s > kubectl-fleet.%s", shell, shell)),
+			Short:   "Print the " + shell + " completion script for " + binary,
+			Example: templates.Examples(fmt.Sprintf("%s completion %s > %s.%s", root.Name, shell, binary, shell)),
 			Args:    cobra.NoArgs,
 			RunE:    func(c *cobra.Command, _ []string) error { return gen[shell](c) },
 		})
@@ -78,6 +100,8 @@ func NewCmdCompletion(root *RootOptions) *cobra.Command {
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Write the kubectl_complete-fleet helper next to the plugin",
+		// flux completes its plugins itself.
+		Hidden: asFlux,
 		Example: templates.Examples(`
 			kubectl fleet completion install
 			kubectl fleet completion install --dir /usr/local/bin`),

@@ -12,8 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -57,6 +59,9 @@ type RootOptions struct {
 	OCMServiceAccount string
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
+	// Name is the command as the user types it: "kubectl fleet", or
+	// "flux fleet" when the flux CLI runs this binary as its plugin.
+	Name string
 
 	requests *kube.RequestLog
 }
@@ -68,14 +73,16 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 }
 
 func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOptions) {
+	binary, name := invokedAs(os.Args[0])
 	o := &RootOptions{
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
 		Color:       colorAuto,
 		Getenv:      os.Getenv,
+		Name:        name,
 	}
 	root := &cobra.Command{
-		Use:   "kubectl-fleet",
+		Use:   binary,
 		Short: "See and operate a Cluster API + Flux fleet as one",
 		Long: templates.LongDesc(`
 			kubectl fleet walks a fleet from the current context down: every
@@ -89,7 +96,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 			auth-provider plugins and local file paths in them are refused.`),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fleet"},
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: name},
 	}
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
@@ -120,7 +127,41 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 	)
 	// The completion command above replaces cobra's default one.
 	root.CompletionOptions.DisableDefaultCmd = true
+	if name != kubectlName {
+		renameHelp(root, strings.NewReplacer(kubectlName, name))
+	}
 	return root, o
+}
+
+// The names kubectl fleet runs by: as the kubectl plugin, and as the flux
+// plugin (RFC-0013), which `flux plugin install fleet` writes into flux's
+// plugin directory.
+const (
+	kubectlName = "kubectl fleet"
+	// FluxPluginBinary is the binary flux runs for `flux fleet`.
+	FluxPluginBinary = "flux-fleet"
+)
+
+// invokedAs is the root's binary name and the command as the user types
+// it, from the name the binary was run by: flux runs a plugin by its path,
+// flux-fleet in its plugin directory, with its own environment and
+// nothing else that says so (RFC-0013); kubectl runs kubectl-fleet.
+func invokedAs(argv0 string) (binary, name string) {
+	if strings.TrimSuffix(filepath.Base(argv0), ".exe") == FluxPluginBinary {
+		return FluxPluginBinary, "flux fleet"
+	}
+	return "kubectl-fleet", kubectlName
+}
+
+// renameHelp rewrites the help of cmd and its subcommands, whose examples
+// and descriptions are written as "kubectl fleet …", for the command as
+// the user types it.
+func renameHelp(cmd *cobra.Command, r *strings.Replacer) {
+	cmd.Short, cmd.Long, cmd.Example = r.Replace(cmd.Short), r.Replace(cmd.Long), r.Replace(cmd.Example)
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) { f.Usage = r.Replace(f.Usage) })
+	for _, sub := range cmd.Commands() {
+		renameHelp(sub, r)
+	}
 }
 
 // addKlogVerbosity exposes klog's -v, as kubectl does, and nothing else of klog.
