@@ -269,10 +269,23 @@ func holdApplier(t *testing.T, c client.Client, key client.ObjectKey) {
 	if err := set(true); err != nil {
 		t.Fatal(err)
 	}
+	// Resumed, it runs at once and applies what it holds: the next test
+	// starts once it has, so that nothing of this one changes its objects.
 	t.Cleanup(func() {
 		if err := set(false); err != nil {
 			t.Errorf("resuming %s: %v", key, err)
+			return
 		}
+		waitFor(t, 2*time.Minute, "the applier's run after its resume", func() bool {
+			obj := &unstructured.Unstructured{}
+			obj.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
+			obj.SetKind("Kustomization")
+			if err := c.Get(context.Background(), key, obj); err != nil {
+				return false
+			}
+			observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+			return observed == obj.GetGeneration() && isReady(obj)
+		})
 	})
 }
 
@@ -419,4 +432,15 @@ func fluxOwnsSuspend(t *testing.T, c client.Client, key client.ObjectKey) {
 		t.Fatalf("reconcile of the applier: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	waitFor(t, 2*time.Minute, "kustomize-controller to own spec.suspend again", owned)
+}
+
+// isReady reports whether a Flux object's Ready condition is True.
+func isReady(obj *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
