@@ -121,11 +121,12 @@ fuzz: ## Fuzz every target for FUZZTIME each (default 5m; make test runs their c
 BENCH_TENANTS ?= 10,100,1000
 
 .PHONY: bench
-bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, and the Go benchmarks (≈ 10 min); the table goes to bin/benchmarks.md.
+bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, the watch at 1000, and the Go benchmarks (≈ 12 min); the tables go to bin/benchmarks.md and bin/benchmarks-watch.md.
 	go test -count=1 -run '^$$' -bench . -benchmem ./pkg/fleet ./pkg/render ./pkg/execguard
 	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 20x ./pkg/cmd
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) FLEET_BENCH_CONCURRENCY=1 \
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
+	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) go test -count=1 -run '^$$' -bench Watch -benchtime 1x -timeout 60m ./internal/bench
 
 .PHONY: test-stress
 test-stress: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins inotify tmux ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).

@@ -174,17 +174,7 @@ func rowOf(tenants int, command string, r run, clusters int, path, loop time.Dur
 // (the critical path), and the serial kubectl loop, all in one run.
 func BenchmarkFleet(b *testing.B) {
 	ctrllog.SetLogger(logr.Discard())
-	sizes := []int{100}
-	if s := os.Getenv(envTenants); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 5 || n%5 != 0 {
-				b.Fatalf("%s=%q: give multiples of 5 (5 masters)", envTenants, s)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := benchSizes(b)
 	loopTenants := 20
 	if s := os.Getenv(envLoop); s != "" {
 		var err error
@@ -203,21 +193,48 @@ func BenchmarkFleet(b *testing.B) {
 			rows = append(rows, benchSize(b, bin, kubectl, n, min(loopTenants, n/5), os.Getenv(envConcurrency) == "1" && i == len(sizes)-1)...)
 		})
 	}
-	out := os.Getenv(envOut)
+	writeTable(b, envOut, "benchmarks.md", table(rows))
+}
+
+// benchSizes are the fleet sizes of FLEET_BENCH_TENANTS, tenants in all
+// (default 100).
+func benchSizes(b *testing.B) []int {
+	b.Helper()
+	sizes := []int{100}
+	if s := os.Getenv(envTenants); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 5 || n%5 != 0 {
+				b.Fatalf("%s=%q: give multiples of 5 (5 masters)", envTenants, s)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	return sizes
+}
+
+// writeTable writes a markdown table to the file the environment variable
+// env names, by default bin/NAME in the checkout, and logs it.
+func writeTable(b *testing.B, env, name, text string) {
+	b.Helper()
+	out := os.Getenv(env)
 	if out == "" {
 		root, err := sandbox.CheckoutRoot()
 		if err != nil {
 			b.Fatal(err)
 		}
-		out = filepath.Join(root, "bin", "benchmarks.md")
+		out = filepath.Join(root, "bin", name)
 	}
-	if err := os.WriteFile(out, []byte(table(rows)), 0o644); err != nil { //nolint:gosec // a report for people
+	if err := os.WriteFile(out, []byte(text), 0o644); err != nil { //nolint:gosec // a report for people
 		b.Fatal(err)
 	}
-	b.Logf("table written to %s:\n%s", out, table(rows))
+	b.Logf("table written to %s:\n%s", out, text)
 }
 
-func benchSize(b *testing.B, bin, kubectl string, tenants, loopTenants int, concurrency bool) []row {
+// startFleet starts the sandbox fleet of specFor(tenants); the caller
+// stops it.
+func startFleet(b *testing.B, tenants int) *sandbox.Fleet {
 	b.Helper()
 	spec, err := sandbox.ParseSpec([]byte(specFor(tenants)))
 	if err != nil {
@@ -231,11 +248,21 @@ func benchSize(b *testing.B, bin, kubectl string, tenants, loopTenants int, conc
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
-		if err := f.Stop(); err != nil {
-			b.Error(err)
-		}
-	}()
+	return f
+}
+
+// stopFleet stops a fleet startFleet started.
+func stopFleet(b *testing.B, f *sandbox.Fleet) {
+	b.Helper()
+	if err := f.Stop(); err != nil {
+		b.Error(err)
+	}
+}
+
+func benchSize(b *testing.B, bin, kubectl string, tenants, loopTenants int, concurrency bool) []row {
+	b.Helper()
+	f := startFleet(b, tenants)
+	defer stopFleet(b, f)
 	clusters := tenants + 6
 	measure := func(name string, wantClusters int, args ...string) run {
 		var r run

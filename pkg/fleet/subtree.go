@@ -56,6 +56,22 @@ func Link(root *Node) {
 	linkApplications(root)
 }
 
+// LinkChildren records again which Flux objects of n apply to each of its
+// children (AppliedFrom): all that a change of n's Flux objects can change.
+func LinkChildren(n *Node) {
+	for _, c := range n.Children {
+		c.AppliedFrom = nil
+		if n.Flux == nil {
+			continue
+		}
+		for _, o := range n.Flux.Objects {
+			if o.AppliesTo(c) {
+				c.AppliedFrom = append(c.AppliedFrom, o)
+			}
+		}
+	}
+}
+
 // NodeOf makes the node of a child at seg below the cluster at
 // parentPath, as the walk makes it before it reads the child.
 func NodeOf(parentPath string, seg Segment, child Child) *Node {

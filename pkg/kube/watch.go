@@ -165,7 +165,9 @@ func (c *Conn) Watch(ctx context.Context, l Listing, timeout time.Duration) (*St
 		return nil, err
 	}
 	s := &Stream{body: body, scanner: bufio.NewScanner(body), RV: l.ResourceVersion}
-	s.scanner.Buffer(make([]byte, 0, 4096), MaxWatchEvent)
+	// Small to start with: a fleet holds thousands of idle streams, and
+	// the scanner grows the buffer to an event's size.
+	s.scanner.Buffer(make([]byte, 0, 512), MaxWatchEvent)
 	return s, nil
 }
 
