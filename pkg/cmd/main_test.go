@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
@@ -115,7 +116,11 @@ func runWithFleets(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// The fleets' own requests log nothing: a test that runs a command
+	// with -v=10 in this process turns klog's verbosity up for the whole
+	// process while it runs, and the fleets starting beside it would log
+	// every body they send (the output of a failed run was mostly that).
+	ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), 10*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, s := range sharedFleets {
