@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
-	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
@@ -122,10 +120,10 @@ const progressDelay = time.Second
 // and the work takes longer than progressDelay, redrawn as line changes.
 // The returned function stops and erases it.
 func (o *RootOptions) showProgress(line func() string) func() {
-	f, ok := o.ErrOut.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(o.ErrOut) {
 		return func() {}
 	}
+	f := o.ErrOut
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/fleet"
@@ -292,8 +290,7 @@ func (o *FluxActionOptions) confirm(plan *fluxop.Plan) error {
 		return nil
 	}
 	what := fmt.Sprintf("%s %s on %s, the whole fleet (no PATH or --%s)", o.verb.name, fleet.Plural(len(plan.Targets), "Flux object"), fleet.Plural(plan.Clusters(), "cluster"), flagEnv)
-	in, ok := o.In.(*os.File)
-	if !ok || !term.IsTerminal(int(in.Fd())) {
+	if !isTerminal(o.In) {
 		return fmt.Errorf("refusing to %s without confirmation: this would %s; add --%s (or --%s), or select clusters with PATH or --%s",
 			o.verb.name, what, flagAll, flagYes, flagEnv)
 	}
@@ -316,10 +313,10 @@ func confirm(in io.Reader, out io.Writer, question string) bool {
 
 // progress draws "reconciling 37/120 …" on stderr when it is a terminal.
 func (o *FluxActionOptions) progress() func(done, total int) {
-	f, ok := o.ErrOut.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(o.ErrOut) {
 		return nil
 	}
+	f := o.ErrOut
 	return func(done, total int) {
 		if done == 0 {
 			fmt.Fprintf(f, "\r%s 0/%d …", o.verb.present, total)

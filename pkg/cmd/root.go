@@ -225,7 +225,13 @@ func (o *RootOptions) useColor(w io.Writer) bool {
 	if o.Getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := w.(*os.File)
+	return isTerminal(w)
+}
+
+// isTerminal reports whether v, one of the command's streams, is a
+// terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

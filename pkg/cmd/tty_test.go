@@ -3,7 +3,6 @@ package cmd_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ptytest"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
 )
 
@@ -19,21 +19,7 @@ import (
 // (tty) and the other end the test reads and types on (pty).
 func openPTY(t *testing.T) (pty, tty *os.File) {
 	t.Helper()
-	pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(pty.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(pty.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pty, tty = ptytest.Open(t)
 	// Raw output: what the command writes arrives as written.
 	termios, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
 	if err != nil {
@@ -44,7 +30,6 @@ func openPTY(t *testing.T) (pty, tty *os.File) {
 	if err := unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, termios); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = tty.Close(); _ = pty.Close() })
 	return pty, tty
 }
 

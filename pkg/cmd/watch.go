@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/drift"
@@ -35,7 +33,7 @@ func (w *WatchFlags) AddFlags(f *pflag.FlagSet, what string) {
 	f.BoolVarP(&w.Watch, flagWatch, "w", false, "After the walk, watch every cluster and show "+what+" as it changes: a live screen on a terminal, JSON Lines otherwise or with -o json (see docs/watch.md); Ctrl-C ends it")
 }
 
-// validate checks that --watch comes with an output it can stream.
+// validateWatch checks that --watch comes with an output it can stream.
 func (w *WatchFlags) validateWatch(output string, streams ...string) error {
 	if !w.Watch {
 		return nil
@@ -51,8 +49,7 @@ func (w *WatchFlags) validateWatch(output string, streams ...string) error {
 // screen says whether a watch draws the live screen, and how: on a
 // terminal, unless -o json asks for the stream.
 func (o *RootOptions) screen(output string, showDrift bool) (screen.Options, bool) {
-	f, ok := o.Out.(*os.File)
-	if output == outputJSON || !ok || !term.IsTerminal(int(f.Fd())) {
+	if output == outputJSON || !isTerminal(o.Out) {
 		return screen.Options{}, false
 	}
 	return screen.Options{Color: o.useColor(o.Out), Drift: showDrift, Describe: o.describeText}, true

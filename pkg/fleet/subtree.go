@@ -81,14 +81,21 @@ func NodeOf(parentPath string, seg Segment, child Child) *Node {
 // parentView is a new node with what n's parent said of n, and nothing
 // its own cluster said.
 func parentView(n *Node) *Node {
-	return &Node{
-		Name: n.Name, Namespace: n.Namespace, InvalidName: n.InvalidName, Path: n.Path,
-		Provider: n.Provider, Version: n.Version, Phase: n.Phase, Available: n.Available,
-		ControlPlane: n.ControlPlane, Workers: n.Workers, DeclaredBy: n.DeclaredBy, Labels: n.Labels,
-		KubeconfigSecret: n.KubeconfigSecret, Edges: n.Edges, OCM: n.OCM,
-		ArgoCDServer: n.ArgoCDServer, ArgoCDName: n.ArgoCDName, DeclaredIn: n.DeclaredIn,
-		Children: []*Node{},
-	}
+	p := &Node{DeclaredIn: n.DeclaredIn, Children: []*Node{}}
+	SetParentView(p, n)
+	return p
+}
+
+// SetParentView sets on n what the parent says of the cluster, from
+// from: the fields the walk fills from the parent's Child before it reads
+// the cluster (NodeOf). The rest of n, what the cluster itself said, is
+// left as it is.
+func SetParentView(n, from *Node) {
+	n.Name, n.Namespace, n.InvalidName, n.Path = from.Name, from.Namespace, from.InvalidName, from.Path
+	n.Provider, n.Version, n.Phase, n.Available = from.Provider, from.Version, from.Phase, from.Available
+	n.ControlPlane, n.Workers, n.DeclaredBy, n.Labels = from.ControlPlane, from.Workers, from.DeclaredBy, from.Labels
+	n.KubeconfigSecret, n.Edges, n.OCM = from.KubeconfigSecret, from.Edges, from.OCM
+	n.ArgoCDServer, n.ArgoCDName = from.ArgoCDServer, from.ArgoCDName
 }
 
 // ancestorsOf are the ancestors of a walk below chain's last node.

@@ -281,20 +281,12 @@ func (c *Conn) list(ctx context.Context, gvk schema.GroupVersionKind, list clien
 	if _, metadata := list.(*metav1.PartialObjectMetadataList); metadata || c.rest == nil || c.mapper == nil {
 		return c.client.List(ctx, list, opts...)
 	}
-	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	req, err := c.collection(gvk, lo.Namespace)
 	if err != nil {
 		return err
 	}
-	lo := (&client.ListOptions{}).ApplyOptions(opts)
-	prefix := []string{"/apis", gvk.Group, gvk.Version}
-	if gvk.Group == "" {
-		prefix = []string{"/api", gvk.Version}
-	}
-	res := c.rest.Get().AbsPath(prefix...).
-		NamespaceIfScoped(lo.Namespace, mapping.Scope.Name() == apimeta.RESTScopeNameNamespace).
-		Resource(mapping.Resource.Resource).
-		VersionedParams(lo.AsListOptions(), metav1.ParameterCodec).
-		Do(ctx)
+	res := req.VersionedParams(lo.AsListOptions(), metav1.ParameterCodec).Do(ctx)
 	if err := res.Error(); err != nil { // the apiserver's Status, decoded
 		return err
 	}
@@ -306,6 +298,22 @@ func (c *Conn) list(ctx context.Context, gvk schema.GroupVersionKind, list clien
 		return fmt.Errorf("failed to decode the %s list: %w", gvk.Kind, err)
 	}
 	return nil
+}
+
+// collection is a GET of the collection of gvk's objects, in namespace
+// (every namespace when empty): what a list and a watch ask for.
+func (c *Conn) collection(gvk schema.GroupVersionKind, namespace string) (*rest.Request, error) {
+	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	prefix := []string{"/apis", gvk.Group, gvk.Version}
+	if gvk.Group == "" {
+		prefix = []string{"/api", gvk.Version}
+	}
+	return c.rest.Get().AbsPath(prefix...).
+		NamespaceIfScoped(namespace, mapping.Scope.Name() == apimeta.RESTScopeNameNamespace).
+		Resource(mapping.Resource.Resource), nil
 }
 
 // serves asks discovery whether the cluster serves gvk: false only when

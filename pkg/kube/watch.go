@@ -12,7 +12,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -30,7 +29,8 @@ type Listing struct {
 	ResourceVersion string
 }
 
-func (l Listing) key() string {
+// Key names what l lists: its kind, namespace and selectors.
+func (l Listing) Key() string {
 	return l.GVK.String() + "|" + l.Namespace + "|" + l.LabelSelector + "|" + l.FieldSelector
 }
 
@@ -54,7 +54,7 @@ func (c *Conn) record(gvk schema.GroupVersionKind, list client.ObjectList, opts 
 	if c.listings == nil {
 		c.listings = map[string]Listing{}
 	}
-	c.listings[l.key()] = l
+	c.listings[l.Key()] = l
 }
 
 // Listings are the lists the connection made, the latest of each, in a
@@ -66,7 +66,7 @@ func (c *Conn) Listings() []Listing {
 	for _, l := range c.listings {
 		out = append(out, l)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
 	return out
 }
 
@@ -97,17 +97,10 @@ func (c *Conn) request(l Listing) (*rest.Request, error) {
 	if c.rest == nil || c.mapper == nil {
 		return nil, errors.New("a connection around a client alone cannot watch")
 	}
-	mapping, err := c.mapper.RESTMapping(l.GVK.GroupKind(), l.GVK.Version)
+	r, err := c.collection(l.GVK, l.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	prefix := []string{"/apis", l.GVK.Group, l.GVK.Version}
-	if l.GVK.Group == "" {
-		prefix = []string{"/api", l.GVK.Version}
-	}
-	r := c.rest.Get().AbsPath(prefix...).
-		NamespaceIfScoped(l.Namespace, mapping.Scope.Name() == apimeta.RESTScopeNameNamespace).
-		Resource(mapping.Resource.Resource)
 	if l.LabelSelector != "" {
 		r = r.Param("labelSelector", l.LabelSelector)
 	}

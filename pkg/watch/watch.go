@@ -264,7 +264,7 @@ func (w *Watcher[C]) start(c *cluster[C]) {
 		w.wg.Go(func() { w.refresher(c.ctx, c) })
 	}
 	for _, l := range c.conn.Kube().Listings() {
-		key := l.GVK.String() + "|" + l.Namespace + "|" + l.LabelSelector + "|" + l.FieldSelector
+		key := l.Key()
 		if c.watching[key] || l.ResourceVersion == "" {
 			continue
 		}
@@ -385,28 +385,12 @@ func (w *Watcher[C]) fluxEvent(c *cluster[C], kind flux.Kind, ev kube.WatchEvent
 		return
 	}
 	obj := objs[0]
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := c.node
-	if w.clusters[n] != c {
-		return // no longer in the tree
+	if ev.Type == "DELETED" {
+		objs = nil
 	}
-	f := &fleet.Flux{Installed: true}
-	if n.Flux != nil {
-		*f = *n.Flux
-	}
-	f.Objects = nil
-	for _, o := range objectsOf(n.Flux) {
-		if o.Kind == obj.Kind && o.Namespace == obj.Namespace && o.Name == obj.Name {
-			continue
-		}
-		f.Objects = append(f.Objects, o)
-	}
-	if ev.Type != "DELETED" {
-		f.Objects = append(f.Objects, obj)
-	}
-	f.Installed = true
-	w.replaceFlux(n, f)
+	w.replaceObjects(c, func(o fleet.FluxObject) bool {
+		return o.Kind == obj.Kind && o.Namespace == obj.Namespace && o.Name == obj.Name
+	}, objs)
 }
 
 // relisted applies a list made after a watch's resourceVersion expired.
@@ -420,32 +404,21 @@ func (w *Watcher[C]) relisted(c *cluster[C], kind flux.Kind, isFlux bool, body [
 		w.requestRefresh(c)
 		return
 	}
+	w.replaceObjects(c, func(o fleet.FluxObject) bool { return o.Kind == kind.Name }, objs)
+}
+
+// replaceObjects puts, in place of the Flux objects of c's node that drop
+// names, the objects add, with the events that makes.
+func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(fleet.FluxObject) bool, add []fleet.FluxObject) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := c.node
 	if w.clusters[n] != c {
-		return
+		return // no longer in the tree
 	}
-	f := &fleet.Flux{Installed: true}
-	if n.Flux != nil {
-		*f = *n.Flux
-	}
-	f.Objects = nil
-	for _, o := range objectsOf(n.Flux) {
-		if o.Kind != kind.Name {
-			f.Objects = append(f.Objects, o)
-		}
-	}
-	f.Objects = append(f.Objects, objs...)
-	w.replaceFlux(n, f)
-}
-
-// replaceFlux puts f, summed up, in n's place, with the events it makes;
-// w.mu is held.
-func (w *Watcher[C]) replaceFlux(n *fleet.Node, f *fleet.Flux) {
-	flux.Summarize(f)
 	next := *n
-	next.Flux = f
+	next.Flux = withObjects(n.Flux, drop, add)
+	next.Flux.Installed = true
 	if w.opts.Analyze != nil {
 		w.opts.Analyze(&next)
 	}
@@ -458,11 +431,30 @@ func (w *Watcher[C]) replaceFlux(n *fleet.Node, f *fleet.Flux) {
 	w.notify()
 }
 
+// withObjects is a copy of f (an empty one when nil) without the objects
+// drop names and with add, summed up.
+func withObjects(f *fleet.Flux, drop func(fleet.FluxObject) bool, add []fleet.FluxObject) *fleet.Flux {
+	out := &fleet.Flux{}
+	if f != nil {
+		*out = *f
+	}
+	out.Objects = nil
+	for _, o := range objectsOf(f) {
+		if !drop(o) {
+			out.Objects = append(out.Objects, o)
+		}
+	}
+	out.Objects = append(out.Objects, add...)
+	flux.Summarize(out)
+	return out
+}
+
 // otherEvent is an event of a kind that changes what the cluster holds:
 // the cluster is read again, and a changed Secret connects again the
 // children whose kubeconfig it holds.
 func (w *Watcher[C]) otherEvent(c *cluster[C], kind string, ev kube.WatchEvent) {
-	if obj := metaOf(ev.Object); kind == "Secret" {
+	if kind == "Secret" {
+		obj := metaOf(ev.Object)
 		w.mu.Lock()
 		if c.reconnect != nil {
 			c.reconnect[obj.Metadata.Namespace+"/"+obj.Metadata.Name] = true
@@ -568,8 +560,6 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 		old[ch.Path] = ch
 		unreached[ch.Path] = w.clusters[ch] == nil && ch.CycleOf == nil
 	}
-	w.mu.Unlock()
-	w.mu.Lock()
 	levels, follows := w.follow[n]
 	w.mu.Unlock()
 	opts := w.opts.Walk
@@ -628,11 +618,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 		}
 		fresh := fleet.NodeOf(n.Path, r.Segments[i], child)
 		updated := *prev
-		updated.Name, updated.Namespace, updated.InvalidName = fresh.Name, fresh.Namespace, fresh.InvalidName
-		updated.Provider, updated.Version, updated.Phase, updated.Available = fresh.Provider, fresh.Version, fresh.Phase, fresh.Available
-		updated.ControlPlane, updated.Workers, updated.DeclaredBy, updated.Labels = fresh.ControlPlane, fresh.Workers, fresh.DeclaredBy, fresh.Labels
-		updated.KubeconfigSecret, updated.Edges, updated.OCM = fresh.KubeconfigSecret, fresh.Edges, fresh.OCM
-		updated.ArgoCDServer, updated.ArgoCDName = fresh.ArgoCDServer, fresh.ArgoCDName
+		fleet.SetParentView(&updated, fresh)
 		if w.opts.Analyze != nil {
 			w.opts.Analyze(&updated)
 		}
@@ -743,18 +729,11 @@ func mergeFlux(live, read *fleet.Flux, watched map[string]bool) *fleet.Flux {
 	if live == nil || len(watched) == 0 {
 		return read
 	}
-	f := *read
-	f.Objects = nil
-	for _, o := range read.Objects {
-		if !watched[o.Kind] {
-			f.Objects = append(f.Objects, o)
-		}
-	}
+	var kept []fleet.FluxObject
 	for _, o := range live.Objects {
 		if watched[o.Kind] {
-			f.Objects = append(f.Objects, o)
+			kept = append(kept, o)
 		}
 	}
-	flux.Summarize(&f)
-	return &f
+	return withObjects(read, func(o fleet.FluxObject) bool { return watched[o.Kind] }, kept)
 }
