@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ptytest"
 	"github.com/kubectl-fleet/kubectl-fleet/pkg/watch"
 )
 
@@ -43,23 +44,10 @@ type terminal struct {
 
 func newTerminal(t *testing.T, cols, rows int) *terminal {
 	t.Helper()
-	pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(pty.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(pty.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pty, tty := ptytest.Open(t)
 	term := &terminal{t: t, pty: pty, tty: tty}
 	term.resize(cols, rows)
+	var err error
 	if term.before, err = unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err != nil {
 		t.Fatal(err)
 	}
