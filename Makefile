@@ -58,6 +58,13 @@ ARGOCD_CRDS := application applicationset appproject
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# $(call debian,COMMAND,PACKAGE[,APT-FLAGS]) installs PACKAGE from Debian
+# unless COMMAND is on PATH.
+debian = if ! command -v $(1) >/dev/null; then \
+		echo "installing $(2) from Debian"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(3) $(2) >/dev/null; \
+	fi
+
 # One build configuration for every go command here (the plugin, the
 # sandbox, the tests, the release archives, the tools), so that Go's build
 # cache compiles each package once: static, and with -trimpath as releases
@@ -87,10 +94,7 @@ test: lint sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins 
 # and reads it through tmux, as a person would.
 .PHONY: tmux
 tmux:
-	@if ! command -v tmux >/dev/null; then \
-		echo "installing tmux from Debian"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tmux >/dev/null; \
-	fi
+	@$(call debian,tmux,tmux)
 
 # Each sandbox kube-apiserver holds 3 inotify instances (its certificate
 # file watchers); the end-to-end tests run about 40 at once, past Linux's
@@ -145,10 +149,7 @@ sandbox-bins: $(BIN)/etcd $(BIN)/kube-apiserver ## Install etcd and build kube-a
 
 $(BIN)/etcd:
 	@mkdir -p $(BIN)
-	@if ! command -v etcd >/dev/null; then \
-		echo "installing etcd-server from Debian"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq etcd-server >/dev/null; \
-	fi
+	@$(call debian,etcd,etcd-server)
 	ln -sf "$$(command -v etcd)" $@
 
 $(BIN)/kube-apiserver: hack/tools/kube-apiserver/go.mod hack/tools/kube-apiserver/go.sum
@@ -214,10 +215,7 @@ $(BIN)/argocd: hack/tools/argocd/go.mod hack/tools/argocd/go.sum $(wildcard hack
 # sandbox runs one per cluster, on a loopback port, persisting nothing.
 $(BIN)/redis-server:
 	@mkdir -p $(BIN)
-	@if ! command -v redis-server >/dev/null; then \
-		echo "installing redis-server from Debian"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends redis-server >/dev/null; \
-	fi
+	@$(call debian,redis-server,redis-server,--no-install-recommends)
 	ln -sf "$$(command -v redis-server)" $@
 
 .PHONY: krew-bins
