@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -64,7 +65,21 @@ func (s *server) controllerKubeconfig(user, dir string) (string, error) {
 // dir/<name>.log, killed by the kernel if the sandbox dies, and adds it to
 // s's controllers. onExit, when not nil, runs once it has exited, before
 // stop sees its exit.
+//
+// Its TMPDIR is dir/tmp/<name> unless env sets one: upstream controllers
+// treat the temporary directory as theirs alone. kustomize-controller
+// removes every kustomization-* directory in it when it starts, so with a
+// shared /tmp a sandbox starting (another test, another package) deleted
+// the build directory of a running sandbox's kustomize-controller in the
+// middle of a build.
 func (s *server) startController(name, dir, bin string, args, env []string, onExit func()) (*controller, error) {
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }) {
+		tmp := filepath.Join(dir, "tmp", name)
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return nil, err
+		}
+		env = append(slices.Clip(env), "TMPDIR="+tmp)
+	}
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
