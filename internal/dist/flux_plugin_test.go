@@ -299,7 +299,7 @@ func TestFluxPluginInstallAsDocumented(t *testing.T) {
 
 	catalog.publish(t, v1)
 	out := e.run(t, strings.ReplaceAll(installBlock(t, "flux-plugin"), catalogURL, catalog.url+"/latest/download/"))
-	if !strings.Contains(out, "installed fleet v0.1.0") || !strings.Contains(out, "kubectl-fleet "+v1) {
+	if !strings.Contains(out, "installed fleet v0.1.0") || !strings.Contains(out, "flux-fleet "+v1) {
 		t.Errorf("the documented flux plugin install printed:\n%s", out)
 	}
 	plugins := filepath.Join(e.home, ".fluxcd", "plugins")
@@ -338,7 +338,7 @@ func TestFluxPluginInstallAsDocumented(t *testing.T) {
 
 	catalog.publish(t, v2)
 	out = e.run(t, strings.ReplaceAll(installBlock(t, "flux-plugin-update"), catalogURL, catalog.url+"/latest/download/"))
-	if !strings.Contains(out, "kubectl-fleet "+v2) {
+	if !strings.Contains(out, "flux-fleet "+v2) {
 		t.Errorf("the documented flux plugin update printed:\n%s", out)
 	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -25,7 +26,8 @@ func NewCmdVersion(root *RootOptions) *cobra.Command {
 			}
 			info := version.Get()
 			return printAs(root.Out, output, info, func() error {
-				_, err := fmt.Fprintf(root.Out, "kubectl-fleet %s (commit %s, built %s, %s)\n", info.Version, info.Commit, info.BuildDate, info.GoVersion)
+				// The binary's name: kubectl-fleet, or flux-fleet as flux's plugin.
+				_, err := fmt.Fprintf(root.Out, "%s %s (commit %s, built %s, %s)\n", strings.ReplaceAll(root.Name, " ", "-"), info.Version, info.Commit, info.BuildDate, info.GoVersion)
 				return err
 			})
 		},
