@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -173,6 +174,22 @@ func TestWatchStream(t *testing.T) {
 		w.expect(t, "added", "Cluster", path)
 	}
 	w.expect(t, "added", "Kustomization", "aws/team-b")
+	ctx := context.Background()
+	// The fleet is left as found, so that the test runs again (-count,
+	// make test-stress): what the subtests suspend is resumed, what they
+	// add is gone. Before the watch ends: its events are not awaited.
+	t.Cleanup(func() {
+		patchKustomization(t, f.Members["aws/team-a"].Client, "apps", `{"spec":{"suspend":false}}`)
+		patchKustomization(t, f.Members["aws/team-b"].Client, "billing", `{"spec":{"suspend":false}}`)
+		for _, obj := range []client.Object{
+			&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "tenants", Name: "team-c"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenants", Name: "team-c-kubeconfig"}},
+		} {
+			if err := aws.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("leaving the fleet as found: %v", err)
+			}
+		}
+	})
 
 	t.Run("FluxObjectChanged", func(t *testing.T) {
 		patchKustomization(t, f.Members["aws/team-a"].Client, "apps", `{"spec":{"suspend":true}}`)
@@ -182,7 +199,6 @@ func TestWatchStream(t *testing.T) {
 		}
 	})
 
-	ctx := context.Background()
 	copySecret := func(from, to string) *corev1.Secret {
 		src := &corev1.Secret{}
 		if err := aws.Get(ctx, client.ObjectKey{Namespace: "tenants", Name: from}, src); err != nil {
