@@ -100,10 +100,8 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 		}
 	}
 	dir := filepath.Join(f.Dir, ArgoCDDir, slug(s.key))
-	for _, d := range []string{"tmp", "home"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o700); err != nil {
+		return err
 	}
 	askpass := filepath.Join(dir, "askpass.sock")
 	if len(askpass) >= maxSocketPath {
@@ -125,10 +123,11 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 	}
 	redisAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	repoServer := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	// Everything either writes goes under dir: its scratch clones
-	// (TMPDIR), git's config (HOME), the askpass socket, where upstream
-	// has fixed paths under /tmp and /app that two sandboxes would share.
-	env := append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), "HOME="+filepath.Join(dir, "home"),
+	// Everything either writes goes under dir: git's config (HOME), the
+	// askpass socket, where upstream has fixed paths under /tmp and /app
+	// that two sandboxes would share; startController gives each its
+	// TMPDIR, for the scratch clones.
+	env := append(os.Environ(), "HOME="+filepath.Join(dir, "home"),
 		"ARGOCD_ASK_PASS_SOCK="+askpass, "ARGOCD_GPG_ENABLED=false",
 		"ARGOCD_GNUPGHOME="+filepath.Join(dir, "gnupg"), "ARGOCD_PLUGINSOCKFILEPATH="+filepath.Join(dir, "plugins"),
 		"ARGOCD_TLS_DATA_PATH="+filepath.Join(dir, "tls"), "ARGOCD_SSH_DATA_PATH="+filepath.Join(dir, "ssh"),

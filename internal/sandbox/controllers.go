@@ -66,20 +66,22 @@ func (s *server) controllerKubeconfig(user, dir string) (string, error) {
 // s's controllers. onExit, when not nil, runs once it has exited, before
 // stop sees its exit.
 //
-// Its TMPDIR is dir/tmp/<name> unless env sets one: upstream controllers
-// treat the temporary directory as theirs alone. kustomize-controller
-// removes every kustomization-* directory in it when it starts, so with a
-// shared /tmp a sandbox starting (another test, another package) deleted
-// the build directory of a running sandbox's kustomize-controller in the
-// middle of a build.
+// env nil is this process's environment. Its TMPDIR is dir/tmp/<name>:
+// upstream controllers treat the temporary directory as theirs alone.
+// kustomize-controller removes every kustomization-* directory in it when
+// it starts, so with a shared /tmp a sandbox starting (another test,
+// another package) deleted the build directory of a running sandbox's
+// kustomize-controller in the middle of a build.
 func (s *server) startController(name, dir, bin string, args, env []string, onExit func()) (*controller, error) {
-	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }) {
-		tmp := filepath.Join(dir, "tmp", name)
-		if err := os.MkdirAll(tmp, 0o700); err != nil {
-			return nil, err
-		}
-		env = append(slices.Clip(env), "TMPDIR="+tmp)
+	tmp := filepath.Join(dir, "tmp", name)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, err
 	}
+	if env == nil {
+		env = os.Environ()
+	}
+	// The last of a key's values is the one the process gets.
+	env = append(slices.Clip(env), "TMPDIR="+tmp)
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
