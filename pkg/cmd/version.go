@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -20,14 +19,14 @@ func NewCmdVersion(root *RootOptions) *cobra.Command {
 			kubectl fleet version
 			kubectl fleet version -o json`),
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := validateOutput(output); err != nil {
 				return err
 			}
 			info := version.Get()
 			return printAs(root.Out, output, info, func() error {
 				// The binary's name: kubectl-fleet, or flux-fleet as flux's plugin.
-				_, err := fmt.Fprintf(root.Out, "%s %s (commit %s, built %s, %s)\n", strings.ReplaceAll(root.Name, " ", "-"), info.Version, info.Commit, info.BuildDate, info.GoVersion)
+				_, err := fmt.Fprintf(root.Out, "%s %s (commit %s, built %s, %s)\n", cmd.Root().Name(), info.Version, info.Commit, info.BuildDate, info.GoVersion)
 				return err
 			})
 		},
