@@ -28,22 +28,10 @@ func TestControllersKeepTheirScratchToThemselves(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(canary) })
 
-	spec, err := ParseSpec([]byte("name: mgmt\nfluxControllers: true"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := FindAssets()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	f, err := Start(ctx, spec, Options{Dir: dir, Assets: assets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Stop() }()
+	f := startSpec(ctx, t, "name: mgmt\nfluxControllers: true")
+	dir := f.Dir
 
 	controllers := f.Members[""].server.controllers
 	if len(controllers) < 2 {
@@ -84,4 +72,24 @@ func TestControllersKeepTheirScratchToThemselves(t *testing.T) {
 	if _, err := os.Stat(canary); err != nil {
 		t.Errorf("a kustomization-* directory in the shared temporary directory is gone: %v", err)
 	}
+}
+
+// startSpec starts the fleet of the spec, in a directory of the test's,
+// stopped when the test ends.
+func startSpec(ctx context.Context, t *testing.T, spec string) *Fleet {
+	t.Helper()
+	parsed, err := ParseSpec([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := FindAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Start(ctx, parsed, Options{Dir: t.TempDir(), Assets: assets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	return f
 }

@@ -29,7 +29,9 @@ func TestOCMEdge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts apiservers (not with -short)")
 	}
-	spec, err := ParseSpec([]byte(`
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f := startSpec(ctx, t, `
 name: hub
 ocmHub: true
 clusters:
@@ -46,21 +48,7 @@ clusters:
   - {name: edge-missing, edges: [ocm], kubeconfig: missing}
   - {name: edge-forbidden, edges: [ocm], kubeconfig: forbidden, ocm: {available: Unknown, joined: false}}
   - {name: edge-garbage, edges: [ocm], kubeconfig: garbage}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := FindAssets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	f, err := Start(ctx, spec, Options{Dir: t.TempDir(), Assets: assets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Stop() }()
+`)
 	hub := f.Members[""]
 	c := hub.Client
 
