@@ -85,8 +85,8 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 test: lint sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins tmux inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
 	go test -count=1 -timeout 30m ./...
 	@echo "benchmarks, once each, as tests that they still run (numbers: make bench)"
-	go test -count=1 -run '^$$' -bench . -benchtime 1x ./pkg/fleet ./pkg/render ./pkg/execguard
-	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 1x ./pkg/cmd
+	go test -count=1 -run '^$$' -bench . -benchtime 1x ./internal/fleet ./internal/render ./internal/execguard
+	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 1x ./internal/cmd
 	FLEET_BENCH_TENANTS=100 FLEET_BENCH_LOOP=5 FLEET_BENCH_OUT=$(BIN)/benchmarks-test.md \
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 20m ./internal/bench
 
@@ -112,9 +112,9 @@ inotify:
 # CAPI Clusters and Flux objects as an apiserver serves them, PATHs, the
 # sandbox spec, the git write path's YAML edit, the terminal escaper,
 # exec's write guard, and Argo CD cluster Secrets' config.
-FUZZ_TARGETS := ./pkg/kubeconfig:FuzzPolicy ./pkg/capi:FuzzClusterObject ./pkg/flux:FuzzFluxObjects \
-	./pkg/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./pkg/gitops:FuzzSetSuspend ./pkg/escape:FuzzString \
-	./pkg/execguard:FuzzExecVerb ./pkg/argocd:FuzzConfig ./pkg/gitops:FuzzSetAutomated
+FUZZ_TARGETS := ./internal/kubeconfig:FuzzPolicy ./internal/capi:FuzzClusterObject ./internal/flux:FuzzFluxObjects \
+	./internal/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./internal/gitops:FuzzSetSuspend ./internal/escape:FuzzString \
+	./internal/execguard:FuzzExecVerb ./internal/argocd:FuzzConfig ./internal/gitops:FuzzSetAutomated
 FUZZTIME   ?= 5m
 
 .PHONY: fuzz
@@ -126,8 +126,8 @@ BENCH_TENANTS ?= 10,100,1000
 
 .PHONY: bench
 bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, the watch at 1000, and the Go benchmarks (≈ 12 min); the tables go to bin/benchmarks.md and bin/benchmarks-watch.md.
-	go test -count=1 -run '^$$' -bench . -benchmem ./pkg/fleet ./pkg/render ./pkg/execguard
-	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 20x ./pkg/cmd
+	go test -count=1 -run '^$$' -bench . -benchmem ./internal/fleet ./internal/render ./internal/execguard
+	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 20x ./internal/cmd
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) FLEET_BENCH_CONCURRENCY=1 \
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) go test -count=1 -run '^$$' -bench Watch -benchtime 1x -timeout 60m ./internal/bench

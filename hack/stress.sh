@@ -6,7 +6,7 @@
 # that does not shows it. The busy loops end with the script.
 set -euo pipefail
 count=${STRESS_COUNT:-5}
-pkgs=${STRESS_PKGS:-./pkg/cmd ./pkg/flux ./pkg/capi ./internal/sandbox ./cmd/fleet-sandbox ./internal/dist}
+pkgs=${STRESS_PKGS:-./internal/cmd ./internal/flux ./internal/capi ./internal/sandbox ./cmd/fleet-sandbox ./internal/dist}
 loops=()
 stop() {
 	for pid in "${loops[@]}"; do kill "$pid" 2>/dev/null || true; done

@@ -14,8 +14,8 @@ import (
 
 	// Imported for its init, which catches SIGINT and SIGTERM before the
 	// other packages initialise: see its doc.
+	"github.com/kubectl-fleet/kubectl-fleet/internal/cmd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/interrupt"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
 )
 
 func main() {

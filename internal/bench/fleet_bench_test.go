@@ -19,8 +19,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
 // The benchmark's knobs, from the environment (make bench sets them).

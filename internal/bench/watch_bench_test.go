@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/kube"
 )
 
 // The watch benchmark's knobs, beside FLEET_BENCH_TENANTS (the largest size

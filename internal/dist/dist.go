@@ -31,7 +31,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/cmd"
 )
 
 // Platform is an operating system and architecture krew installs on.

@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/cmd"
 )
 
 // The flux plugin as the fluxcd/plugins catalog lists it.

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/cmd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/cmd"
 )
 
 // Generate writes the reference pages into dir, replacing what was there.

@@ -16,7 +16,7 @@
 // already cancelled, so every command ends as it does on a later signal.
 //
 // Only main imports this package: a test binary that registered for the
-// signals would outlive the Ctrl-C of `go test`. pkg/cmd knows the cause by
+// signals would outlive the Ctrl-C of `go test`. internal/cmd knows the cause by
 // its ExitCode method, not by this type. The channel is a package-level
 // variable because init functions take no arguments.
 package interrupt

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 )
 
 // What a cluster with argocd: true holds, and what its Applications are

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 )
 
 // A cluster with argocd holds the AppProject default and its spec's

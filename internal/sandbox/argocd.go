@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 )
 
 // Edges a parent may reach a child by (ClusterSpec.Edges).

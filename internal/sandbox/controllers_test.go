@@ -15,7 +15,7 @@ import (
 // temporary directory of its own under the fleet's directory, so a
 // kustomize-controller starting (it removes every kustomization-* in its
 // temporary directory) leaves another sandbox's builds alone. Without it a
-// shared fleet of pkg/cmd lost its build directory mid-build when another
+// shared fleet of internal/cmd lost its build directory mid-build when another
 // package's sandbox started (CI, stop 29).
 func TestControllersKeepTheirScratchToThemselves(t *testing.T) {
 	if testing.Short() {

@@ -23,7 +23,7 @@ import (
 	ocmclusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/ocm"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 // EdgeOCM is the edge of an Open Cluster Management hub: a ManagedCluster

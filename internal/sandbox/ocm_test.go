@@ -19,7 +19,7 @@ import (
 	ocmclusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/ocm"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 // An ocmHub holds a ManagedCluster per cluster it reaches by the ocm edge,

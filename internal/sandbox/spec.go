@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-fleet/kubectl-fleet/pkg/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // Kubeconfig faults a child's Secret can be given.

@@ -1,0 +1,87 @@
+package argocd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+)
+
+// Edge is the kind of the edge an Argo CD cluster Secret makes.
+const Edge = "argocd"
+
+// Source is the argocd edge source: the cluster Secrets Argo CD keeps on a
+// cluster, one per cluster it deploys to, listed in one request. The list
+// holds each cluster's credentials, so reaching one asks nothing more.
+type Source struct{}
+
+var _ reach.Source = Source{}
+
+// Kind is "argocd".
+func (Source) Kind() string { return Edge }
+
+// Children lists the clusters of the cluster Secrets of every namespace
+// but the in-cluster one, which is the holder itself. Its failure (RBAC
+// that forbids the list, most often) is partial: the cluster's children by
+// other edges stand, and the error says which are missing.
+func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Found, error) {
+	list := &corev1.SecretList{}
+	err := conn.List(ctx, list, client.MatchingLabels{SecretTypeLabel: SecretTypeCluster})
+	switch {
+	case errors.Is(err, kube.ErrNotServed):
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		return nil, reach.Partial(fmt.Errorf("forbidden: cannot list Argo CD cluster Secrets: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"list\"]} (%w)", err))
+	case err != nil:
+		return nil, reach.Partial(fmt.Errorf("failed to list Argo CD cluster Secrets: %w", err))
+	}
+	var found []reach.Found
+	for i := range list.Items {
+		s := &list.Items[i]
+		// A server may ignore the selector: a Secret without the label is
+		// no cluster of Argo CD's.
+		if s.Labels[SecretTypeLabel] != SecretTypeCluster || string(s.Data[KeyServer]) == InClusterServer {
+			continue
+		}
+		src := kubeconfig.Source{Namespace: s.Namespace, Name: s.Name}
+		kc, kcErr := Kubeconfig(src, s.Data)
+		found = append(found, reach.Found{
+			Child: fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
+				Edges:        []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}},
+				ArgoCDServer: string(s.Data[KeyServer]), ArgoCDName: string(s.Data[KeyName])},
+			Endpoint: func() string {
+				if kcErr != nil {
+					return ""
+				}
+				c := kc.Clusters[entry]
+				return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
+			},
+			Config: func(_ context.Context, p kubeconfig.Policy) (*rest.Config, error) {
+				if kcErr != nil {
+					return nil, kcErr
+				}
+				return Check(p, src, kc)
+			},
+		})
+	}
+	return found, nil
+}
+
+// childName is the cluster's name in Argo CD (the Secret's name key) when
+// it is a name a path can hold, else the Secret's name.
+func childName(s *corev1.Secret) string {
+	if name := string(s.Data[KeyName]); name != "" && len(validation.IsDNS1123Subdomain(name)) == 0 {
+		return name
+	}
+	return s.Name
+}

@@ -1,0 +1,217 @@
+package capi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 management clusters are still common: reading falls back to it
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+)
+
+// KubeconfigKey is the data key of a CAPI kubeconfig Secret.
+const KubeconfigKey = "value"
+
+// KubeconfigSecretName is the name of the Secret that holds a cluster's kubeconfig.
+func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig" }
+
+// UserKubeconfigSecretNames are the Secrets in which infrastructure providers
+// keep a kubeconfig for people rather than controllers: CAPA writes
+// <cluster>-user-kubeconfig (exec: aws eks get-token or aws-iam-authenticator;
+// labelled cluster.x-k8s.io/cluster-name=<cluster>-user, so found by name),
+// CAPZ's AzureManagedControlPlane <cluster>-kubeconfig-user (exec: kubelogin).
+func UserKubeconfigSecretNames(cluster string) []string {
+	return []string{cluster + "-user-kubeconfig", cluster + "-kubeconfig-user"}
+}
+
+// AddToScheme registers the CAPI Cluster types, v1beta2 and v1beta1.
+func AddToScheme(s *runtime.Scheme) error {
+	return errors.Join(clusterv1.AddToScheme(s), clusterv1beta1.AddToScheme(s))
+}
+
+// APIs are the CAPI kinds the walk reads, as a kube.Connector maps them.
+func APIs() []kube.API {
+	return []kube.API{
+		{GVK: clusterv1.GroupVersion.WithKind("Cluster"), Resource: "clusters", Namespaced: true},
+		{GVK: clusterv1beta1.GroupVersion.WithKind("Cluster"), Resource: "clusters", Namespaced: true},
+	}
+}
+
+// Edge is the kind of the edge CAPI makes: a Cluster object and the
+// <name>-kubeconfig Secret beside it.
+const Edge = "capi"
+
+// Source is the capi edge source: the Cluster objects a management cluster
+// holds, each reached with the kubeconfig CAPI keeps in its Secret.
+type Source struct{}
+
+var _ reach.Source = Source{}
+
+// Kind is "capi".
+func (Source) Kind() string { return Edge }
+
+// Children lists the CAPI Clusters of every namespace. With connect, and
+// when there are some, it then lists the Secrets CAPI writes (type
+// cluster.x-k8s.io/secret) in one request, so that each child's kubeconfig
+// is there without a request of its own; where that list is forbidden, a
+// child's Secret is read by name when it is reached. Most clusters of a
+// fleet manage none: they are spared the list.
+func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	children, err := listClusters(ctx, conn)
+	if err != nil || len(children) == 0 {
+		return nil, err
+	}
+	var ahead *readAhead
+	if connect {
+		list := &corev1.SecretList{}
+		if err := conn.List(ctx, list, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("type", string(clusterv1.ClusterSecretType))}); err == nil {
+			ahead = keepKubeconfigs(children, list)
+		}
+	}
+	found := make([]reach.Found, len(children))
+	for i, child := range children {
+		child.Edges = []fleet.Edge{{Kind: Edge, Namespace: child.Namespace, Name: child.Name}}
+		found[i] = reach.Found{Child: child, Endpoint: func() string { return ahead.endpoint(child) }, Config: reach.KubeconfigConfig(func(ctx context.Context) (kubeconfig.Source, []byte, error) {
+			return childKubeconfig(ctx, conn, ahead, child)
+		})}
+	}
+	return found, nil
+}
+
+func listClusters(ctx context.Context, conn *kube.Conn) ([]fleet.Child, error) {
+	list := &clusterv1.ClusterList{}
+	err := conn.List(ctx, list)
+	if errors.Is(err, kube.ErrNotServed) {
+		return childrenV1beta1(ctx, conn)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to list CAPI Clusters: %w", err)
+	}
+	out := make([]fleet.Child, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, childFromV1beta2(&list.Items[i]))
+	}
+	return out, nil
+}
+
+func childrenV1beta1(ctx context.Context, conn *kube.Conn) ([]fleet.Child, error) {
+	list := &clusterv1beta1.ClusterList{}
+	err := conn.List(ctx, list)
+	if errors.Is(err, kube.ErrNotServed) {
+		return nil, nil // not a management cluster
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to list CAPI Clusters (v1beta1): %w", err)
+	}
+	out := make([]fleet.Child, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, childFromV1beta1(&list.Items[i]))
+	}
+	return out, nil
+}
+
+// readAhead holds the children's kubeconfigs Children read, by
+// namespace/name of their Secret; each is taken once.
+type readAhead struct {
+	mu          sync.Mutex
+	kubeconfigs map[string][]byte
+}
+
+// keepKubeconfigs keeps, of the Secrets listed, the kubeconfig of each
+// child; the rest (CA keys and the like) is dropped with the list.
+func keepKubeconfigs(children []fleet.Child, secrets *corev1.SecretList) *readAhead {
+	want := map[string]bool{}
+	for _, ch := range children {
+		want[ch.Namespace+"/"+ch.KubeconfigSecret] = true
+	}
+	r := &readAhead{kubeconfigs: map[string][]byte{}}
+	for i := range secrets.Items {
+		s := &secrets.Items[i]
+		if key := s.Namespace + "/" + s.Name; want[key] {
+			r.kubeconfigs[key] = s.Data[KubeconfigKey]
+		}
+	}
+	return r
+}
+
+// take takes the kubeconfig read ahead for a Secret.
+func (r *readAhead) take(namespace, name string) ([]byte, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := namespace + "/" + name
+	data, ok := r.kubeconfigs[key]
+	delete(r.kubeconfigs, key)
+	return data, ok
+}
+
+// endpoint is where the kubeconfig read ahead for child leads
+// (reach.EndpointOf), "" when none was read or it does not say.
+func (r *readAhead) endpoint(child fleet.Child) string {
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	data := r.kubeconfigs[child.Namespace+"/"+child.KubeconfigSecret]
+	r.mu.Unlock()
+	kc, err := clientcmd.Load(data)
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	kctx := kc.Contexts[kc.CurrentContext]
+	if kctx == nil || kc.Clusters[kctx.Cluster] == nil {
+		return ""
+	}
+	c := kc.Clusters[kctx.Cluster]
+	return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
+}
+
+// childKubeconfig is the child's kubeconfig from its Secret on the parent
+// conn reaches: read ahead by Children, or read now.
+func childKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, child fleet.Child) (kubeconfig.Source, []byte, error) {
+	src := kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
+	if data, ok := ahead.take(child.Namespace, child.KubeconfigSecret); ok {
+		return src, data, nil
+	}
+	_, data, err := ReadKubeconfig(ctx, conn, child.Namespace, child.KubeconfigSecret)
+	switch {
+	case errors.Is(err, ErrSecretNotFound):
+		return src, nil, fmt.Errorf("%s not found: CAPI writes it once the control plane is initialized", src)
+	case err != nil:
+		return src, nil, err
+	}
+	return src, data, nil
+}
+
+// ErrSecretNotFound marks a kubeconfig Secret that does not exist.
+var ErrSecretNotFound = errors.New("kubeconfig secret not found")
+
+// ReadKubeconfig returns the kubeconfig in the first of the Secrets names,
+// in namespace of the cluster conn reaches, that exists.
+func ReadKubeconfig(ctx context.Context, conn *kube.Conn, namespace string, names ...string) (kubeconfig.Source, []byte, error) {
+	for _, name := range names {
+		src := kubeconfig.Source{Namespace: namespace, Name: name, Key: KubeconfigKey}
+		secret, err := reach.ReadSecret(ctx, conn, src)
+		switch {
+		case err != nil:
+			return src, nil, err
+		case secret == nil:
+			continue
+		}
+		return src, secret.Data[KubeconfigKey], nil
+	}
+	return kubeconfig.Source{}, nil, ErrSecretNotFound
+}

@@ -1,0 +1,172 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
+)
+
+// envRequestLog names a file to which kubectl fleet writes, on exit, how
+// many requests of each kind it sent to each server: for make bench and the
+// tests that prove what the walk asks of a cluster.
+const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
+
+// connector builds the connector of this invocation: the edge sources
+// (capi, argocd, ocm), the kinds every command reads (core, CAPI, Flux, OCM, Argo CD), no discovery,
+// and the request log when KUBECTL_FLEET_REQUEST_LOG asks for it.
+func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, error) {
+	s := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(s), capi.AddToScheme(s), flux.AddToScheme(s), ocm.AddToScheme(s)); err != nil {
+		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
+	}
+	apis := slices.Concat(kube.CoreAPIs(), capi.APIs(), flux.APIs(), ocm.APIs(), argocd.APIs())
+	if o.Getenv(envRequestLog) != "" && o.requests == nil {
+		o.requests = kube.NewRequestLog()
+	}
+	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}, argocd.Source{}, ocm.Source{ServiceAccount: o.OCMServiceAccount}}, Kube: kube.NewConnector(s, apis, kube.Options{
+		UserAgent: "kubectl-fleet/" + version.Get().Version,
+		Requests:  o.requests,
+	})}, nil
+}
+
+// writeRequestLog writes the request log, if one was kept.
+func (o *RootOptions) writeRequestLog() error {
+	if o.requests == nil {
+		return nil
+	}
+	return o.requests.WriteFile(o.Getenv(envRequestLog))
+}
+
+// rootCluster connects to the cluster of the operator's kubeconfig, as
+// kubectl would with the same flags, and names it after its context. That
+// kubeconfig is the operator's own and trusted; only kubeconfigs read from
+// Secrets further down go through the policy.
+func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*reach.Cluster, string, error) {
+	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("failed to load your kubeconfig: %w", err)
+	}
+	name := raw.CurrentContext
+	if o.ConfigFlags.Context != nil && *o.ConfigFlags.Context != "" {
+		name = *o.ConfigFlags.Context
+	}
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("failed to configure the root cluster from your kubeconfig (pick a context with --context, or a file with --kubeconfig or KUBECONFIG): %w", err)
+	}
+	if name == "" {
+		name = kube.RedactURL(cfg.Host)
+	}
+	connector, err := o.connector(policy)
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := connector.Connect(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return root, name, nil
+}
+
+// walk walks the fleet from the root of the operator's kubeconfig with the
+// Flux and Argo CD probes and then more, showing progress on a terminal, and turns an unreadable root
+// into a failure of the whole command: nothing below it can be known.
+func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*reach.Cluster]) (*fleet.Result[*reach.Cluster], error) {
+	root, name, err := o.rootCluster(o.policy())
+	if err != nil {
+		return nil, err
+	}
+	opts.Progress = &fleet.Progress{}
+	p := opts.Progress
+	stop := o.showProgress(func() string {
+		return fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
+	})
+	res, err := fleet.Walk(ctx, root, name, opts, o.probesWith(more)...)
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	if res.Root.Error != "" {
+		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)
+	}
+	return res, nil
+}
+
+// probesWith are the probes of every walk, and more.
+func (o *RootOptions) probesWith(more []fleet.Probe[*reach.Cluster]) []fleet.Probe[*reach.Cluster] {
+	return append([]fleet.Probe[*reach.Cluster]{flux.Probe[*reach.Cluster](), argocd.Probe[*reach.Cluster]()}, more...)
+}
+
+// progressDelay is how long a walk runs before its progress is shown.
+const progressDelay = time.Second
+
+// showProgress draws a line of progress on stderr when it is a terminal
+// and the work takes longer than progressDelay, redrawn as line changes.
+// The returned function stops and erases it.
+func (o *RootOptions) showProgress(line func() string) func() {
+	if !isTerminal(o.ErrOut) {
+		return func() {}
+	}
+	f := o.ErrOut
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		timer := time.NewTimer(progressDelay)
+		defer timer.Stop()
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			fmt.Fprintf(f, "\r\x1b[K%s", line())
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\x1b[K")
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// policy is the kubeconfig policy of this invocation: the strict default
+// plus the --allow-exec allowlist, announcing on stderr each allowed plugin
+// before its first use.
+func (o *RootOptions) policy() kubeconfig.Policy {
+	var mu sync.Mutex
+	announced := map[string]bool{}
+	return kubeconfig.Policy{
+		AllowExec: o.AllowExec,
+		OnExec: func(src kubeconfig.Source, command string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !announced[command] {
+				announced[command] = true
+				printLine(o.ErrOut, "warning: running exec credential plugin %s, named by %s (allowed by --%s)", command, src, flagAllowExec)
+			}
+		},
+	}
+}

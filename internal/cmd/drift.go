@@ -1,0 +1,334 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
+)
+
+// Exit codes of drift, as kubectl diff and flux diff have them; no drift
+// is ExitOK.
+const (
+	ExitDrift      = 1
+	ExitDriftError = 2
+)
+
+const (
+	flagDrift         = "drift"
+	flagGrace         = "grace"
+	flagMaxSuspendAge = "max-suspend-age"
+	flagSource        = "source"
+)
+
+// GitFlags name a checkout of the fleet repository: --git, and --source
+// to map GitRepositories to checkouts by name.
+type GitFlags struct {
+	Git     string
+	Sources []string
+
+	checkout *gitops.Checkout
+	sources  map[string]*gitops.Checkout
+}
+
+// AddFlags registers --git and --source.
+func (g *GitFlags) AddFlags(f *pflag.FlagSet, what string) {
+	f.StringVar(&g.Git, flagGit, "", "A local checkout of the fleet repository: "+what)
+	f.StringArrayVar(&g.Sources, flagSource, nil, "NAMESPACE/NAME=DIR: the GitRepository of that name (on any cluster) is a checkout at DIR, whatever its URL (repeatable)")
+}
+
+// Open opens the checkouts the flags name.
+func (g *GitFlags) Open(ctx context.Context) error {
+	g.sources = map[string]*gitops.Checkout{}
+	if g.Git != "" {
+		c, err := gitops.Open(ctx, g.Git)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", flagGit, err)
+		}
+		g.checkout = c
+	}
+	for _, s := range g.Sources {
+		name, dir, ok := strings.Cut(s, "=")
+		if ns, n, nsOK := strings.Cut(name, "/"); !ok || !nsOK || ns == "" || n == "" || dir == "" {
+			return fmt.Errorf("invalid --%s %q: use NAMESPACE/NAME=DIR", flagSource, s)
+		}
+		c, err := gitops.Open(ctx, dir)
+		if err != nil {
+			return fmt.Errorf("--%s %s: %w", flagSource, s, err)
+		}
+		g.sources[name] = c
+	}
+	return nil
+}
+
+// declare sets where each node's Cluster is declared in the --git checkout.
+func (g *GitFlags) declare(root *fleet.Node, nodes []*fleet.Node) {
+	if g.checkout == nil {
+		return
+	}
+	names := map[string]bool{}
+	for name, c := range g.sources {
+		if c.Dir == g.checkout.Dir {
+			names[name] = true
+		}
+	}
+	gitops.NewLocator(g.checkout, root, names).DeclareClusters(nodes)
+}
+
+// DriftFlags choose what drift looks for; drift, tree --drift and list
+// --drift share them.
+type DriftFlags struct {
+	GitFlags
+	Kinds         []string
+	Grace         time.Duration
+	MaxSuspendAge time.Duration
+
+	kinds map[fleet.DriftKind]bool
+}
+
+// NewDriftFlags returns the defaults.
+func NewDriftFlags() DriftFlags { return DriftFlags{Grace: 5 * time.Minute} }
+
+// AddFlags registers the drift flags.
+func (d *DriftFlags) AddFlags(f *pflag.FlagSet) {
+	f.StringSliceVar(&d.Kinds, flagKind, nil, "Drift kinds to report: "+strings.Join(driftKindNames(), ", ")+" (default: all)")
+	f.DurationVar(&d.Grace, flagGrace, d.Grace, "How long a controller may take to observe a new generation before the object is stalled")
+	f.DurationVar(&d.MaxSuspendAge, flagMaxSuspendAge, 0, "Report only suspensions older than this, or of unknown age (e.g. 72h; default: all)")
+}
+
+// Validate parses the kinds and checks the durations.
+func (d *DriftFlags) Validate() []error {
+	var errs []error
+	d.kinds = map[fleet.DriftKind]bool{}
+	for _, k := range d.Kinds {
+		kind, err := drift.ParseKind(k)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("invalid --%s: %w", flagKind, err))
+			continue
+		}
+		d.kinds[kind] = true
+	}
+	if d.Grace < 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %s: it cannot be negative", flagGrace, d.Grace))
+	}
+	if d.MaxSuspendAge < 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %s: it cannot be negative", flagMaxSuspendAge, d.MaxSuspendAge))
+	}
+	return errs
+}
+
+// options are the drift options, once the checkouts are open.
+func (d *DriftFlags) options(now time.Time) drift.Options {
+	return drift.Options{Kinds: d.kinds, Grace: d.Grace, MaxSuspendAge: d.MaxSuspendAge, Now: now, Git: d.checkout, Sources: d.sources}
+}
+
+// DriftOptions are the flags and arguments of `kubectl fleet drift`.
+type DriftOptions struct {
+	*RootOptions
+	WalkFlags
+	DriftFlags
+	WatchFlags
+
+	Levels []string
+	Output string
+
+	paths  [][]fleet.Segment
+	levels fluxop.LevelSet
+	now    func() time.Time
+}
+
+// NewCmdDrift builds `kubectl fleet drift`.
+func NewCmdDrift(root *RootOptions) *cobra.Command {
+	o := &DriftOptions{RootOptions: root, WalkFlags: NewWalkFlags(), DriftFlags: NewDriftFlags(), now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "drift [PATH...]",
+		Short: "Report where the fleet is not what git and CAPI say it should be",
+		Long: templates.LongDesc(`
+			Report drift across the fleet: one finding per problem, each with the
+			cluster, the object, the kind of drift, what was expected and what
+			is, and since when where the cluster records it.
+
+			The kinds: revision (an applier behind its source's artifact),
+			failing (a newer revision attempted and not applied), not-ready,
+			stalled (a spec not observed for longer than --grace), suspended,
+			helm-drift (helm-controller's Drifted condition), version-skew
+			(live Kubernetes version not the declared one, or machines of
+			several versions), undeclared (a CAPI Cluster no Flux object owns),
+			source-behind-git (with --git: a GitRepository not at the
+			checkout's commit of its branch) and unreadable (a cluster not read,
+			in whole or part: no drift means every selected cluster was read).
+
+			The exit code is that of kubectl diff and flux diff: 0 no drift,
+			1 drift found, 2 an error.`),
+		Example: templates.Examples(`
+			# Drift across the whole fleet
+			kubectl fleet drift
+
+			# The aws environment, tenants only, as JSON
+			kubectl fleet drift --env aws --level tenant -o json
+
+			# Suspensions older than three days
+			kubectl fleet drift --kind suspended --max-suspend-age 72h
+
+			# Sources behind the fleet repository's main branch
+			git -C ~/fleet fetch && kubectl fleet drift --git ~/fleet --kind source-behind-git
+
+			# A line of JSON for each finding that appears or clears, until Ctrl-C
+			kubectl fleet drift --watch -o json`),
+		ValidArgsFunction: completePaths(root),
+	}
+	runWithUsageCode(cmd, ExitDriftError, o)
+	f := cmd.Flags()
+	o.WalkFlags.AddFlags(f)
+	o.DriftFlags.AddFlags(f)
+	o.WatchFlags.AddFlags(f, "each finding that appears or clears")
+	o.GitFlags.AddFlags(f, "compare GitRepositories whose URL is one of its remotes with its commit of the branch they track")
+	f.StringSliceVar(&o.Levels, flagLevel, nil, "Only clusters at these levels: root, master, tenant")
+	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a table)")
+	_ = cmd.MarkFlagDirname(flagGit)
+	completeValues(cmd, flagOutput, outputJSON, outputYAML)
+	completeValues(cmd, flagKind, driftKindNames()...)
+	completeValues(cmd, flagLevel, levelNames()...)
+	return cmd
+}
+
+func driftKindNames() []string { return stringsOf(drift.Kinds()) }
+
+// Complete parses PATHs and levels.
+func (o *DriftOptions) Complete(args []string) error {
+	var err error
+	if o.paths, err = parsePaths(args); err != nil {
+		return err
+	}
+	o.levels = parseLevels(o.Levels)
+	return nil
+}
+
+// Validate checks the flags, one message per problem.
+func (o *DriftOptions) Validate() error {
+	var errs []error
+	if err := o.validateShared(); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, o.WalkFlags.Validate()...)
+	errs = append(errs, o.DriftFlags.Validate()...)
+	if err := validateOutput(o.Output); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, validateLevels(o.levels)...)
+	if err := o.validateWatch(o.Output, "", outputJSON); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Run walks the selection with the drift probe, finds the drift and
+// prints it; the exit code says whether there was any.
+func (o *DriftOptions) Run(ctx context.Context) error {
+	if err := o.Open(ctx); err != nil {
+		return &ExitError{Code: ExitDriftError, Err: err}
+	}
+	opts := o.Options(o.paths, -1)
+	opts.KeepConnections = o.Watch
+	res, err := o.walk(ctx, opts, drift.Probe[*reach.Cluster]())
+	if err != nil {
+		return &ExitError{Code: ExitDriftError, Err: err}
+	}
+	if o.Watch {
+		return o.watch(ctx, res, opts)
+	}
+	var nodes []*fleet.Node
+	for _, n := range res.Nodes() {
+		if o.levels.Has(n) {
+			nodes = append(nodes, n)
+		}
+	}
+	now := o.now()
+	report := drift.NewReport(nodes, o.options(now))
+	err = printAs(o.Out, o.Output, report, func() error {
+		return render.DriftTable(o.Out, report, render.DriftOptions{Color: o.useColor(o.Out), Now: now})
+	})
+	if err != nil {
+		return &ExitError{Code: ExitDriftError, Err: err}
+	}
+	if len(report.Findings) > 0 {
+		return &ExitError{Code: ExitDrift}
+	}
+	return nil
+}
+
+// ViewFlags are --drift and --git of tree and list: drift findings and the
+// declaring files, drawn with the clusters.
+type ViewFlags struct {
+	DriftFlags
+	Drift bool
+
+	flags *pflag.FlagSet
+}
+
+// AddFlags registers --drift, the drift flags, --git and --source.
+func (v *ViewFlags) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	v.flags = f
+	f.BoolVar(&v.Drift, flagDrift, false, "Mark clusters with drift and show the findings (as kubectl fleet drift finds them)")
+	v.DriftFlags.AddFlags(f)
+	v.GitFlags.AddFlags(f, "show the file that declares each Cluster; with --drift, compare GitRepositories with it")
+	_ = cmd.MarkFlagDirname(flagGit)
+	completeValues(cmd, flagKind, driftKindNames()...)
+}
+
+// Validate checks the drift flags, and that they come with --drift.
+func (v *ViewFlags) Validate() []error {
+	errs := v.DriftFlags.Validate()
+	if !v.Drift {
+		for _, name := range []string{flagKind, flagGrace, flagMaxSuspendAge} {
+			if v.flags != nil && v.flags.Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s needs --%s", name, flagDrift))
+			}
+		}
+	}
+	return errs
+}
+
+// probes are the walk's extra probes.
+func (v *ViewFlags) probes() []fleet.Probe[*reach.Cluster] {
+	if v.Drift {
+		return []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster]()}
+	}
+	return nil
+}
+
+// annotate sets the findings and the declaring files of nodes.
+func (v *ViewFlags) annotate(root *fleet.Node, nodes []*fleet.Node, now time.Time) {
+	v.declare(root, nodes)
+	if v.Drift {
+		drift.Find(nodes, v.options(now))
+	}
+}
+
+// watch streams each finding that appears or clears on the selected
+// levels, and the clusters that are disconnected and reconnected.
+func (o *DriftOptions) watch(ctx context.Context, res *fleet.Result[*reach.Cluster], opts fleet.Options) error {
+	analyze := func(n *fleet.Node) { drift.Find([]*fleet.Node{n}, o.options(o.now())) }
+	keep := func(ev watch.Event) bool {
+		if !o.levels.Has(&fleet.Node{Path: ev.Path}) {
+			return false
+		}
+		return ev.Kind == watch.KindFinding || ev.Change == watch.Disconnected || ev.Change == watch.Reconnected
+	}
+	err := o.watchFleet(ctx, res, opts, []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster]()}, analyze, keep, o.Output)
+	return &ExitError{Code: ExitDriftError, Err: err}
+}

@@ -1,0 +1,227 @@
+package cmd_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/cmd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
+)
+
+// The fleets every end-to-end test of this package shares: each started
+// once, because a real apiserver costs seconds and hundreds of MB, and in
+// the background, so that the first tests run while the later tests'
+// fleets start.
+var (
+	demoFleet   = &sharedFleet{name: "demo"}
+	faultsFleet = &sharedFleet{name: "faults"}
+	// diffFleet runs the real Flux controllers on aws, which applies
+	// testdata/gitrepos/diff-fleet to itself and, through spec.kubeConfig,
+	// to aws/team-a.
+	diffFleet = &sharedFleet{name: "diff"}
+	// fluxFleet runs the real Flux controllers on aws and aws/team-a.
+	fluxFleet = &sharedFleet{name: "flux"}
+	// driftFleet has one of each kind of drift under aws, none under azure,
+	// and applies testdata/fleet-repo on azure's tenants.
+	driftFleet = &sharedFleet{name: "drift"}
+	// reliabilityFleet is the fault suite's: RBAC that hides Secrets or
+	// HelmReleases, a slow cluster, 5,000 Flux objects, no CRDs.
+	reliabilityFleet = &sharedFleet{name: "reliability"}
+	// hubFleet is seed 004's hub: clusters reached by Argo CD cluster
+	// Secrets, one by CAPI too, and each refused Argo CD credential.
+	hubFleet = &sharedFleet{name: "hub"}
+	// realFleet is seed 002 on the real controllers: CAPI's on mom and on
+	// aws, which CAPI provisions; Flux's on aws, whose helm-controller
+	// installs a HelmRelease per tenant that CAPI provisions in memory.
+	realFleet = &sharedFleet{name: "real"}
+	// scaleFleet has counted clusters on shared apiservers behind latency
+	// proxies: the walk engine's fleet.
+	scaleFleet = &sharedFleet{name: "scale"}
+	// watchFleet is --watch's: clusters a test cuts off and brings back,
+	// one without a watch cache.
+	watchFleet = &sharedFleet{name: "watch"}
+	// sharedFleets in the order the tests first need them, which is the
+	// order they start in: tests run in the order of their files, so a
+	// file named for its fleet runs when that fleet is up (the hub's tests
+	// in hub_*.go; as apps_action_test.go they ran first, and waited 2.5
+	// minutes for the hub to start).
+	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, realFleet, scaleFleet, watchFleet}
+)
+
+// A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml that
+// TestMain starts in the background; get waits for it.
+type sharedFleet struct {
+	name  string
+	ready chan struct{} // closed once started or failed
+	fleet *sandbox.Fleet
+	err   error
+}
+
+// get is the started fleet: it waits for its start, and fails the test if
+// the fleet could not start. Under -short it skips the test.
+func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
+	tb.Helper()
+	needFleets(tb)
+	<-s.ready
+	if s.err != nil {
+		tb.Fatalf("fleet %s: %v", s.name, s.err)
+	}
+	return s.fleet
+}
+
+// started is the fleet if it has started, nil if not (yet).
+func (s *sharedFleet) started() *sandbox.Fleet {
+	select {
+	case <-s.ready:
+		return s.fleet
+	default:
+		return nil
+	}
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	ctrllog.SetLogger(logr.Discard())
+	code, err := runWithFleets(m)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+// runWithFleets starts the shared fleets in the background, two at a
+// time in the order the tests need them (every apiserver at once makes two
+// cores thrash), runs the tests, and stops the fleets once every start has
+// ended.
+func runWithFleets(m *testing.M) (int, error) {
+	root, err := sandbox.CheckoutRoot()
+	if err != nil {
+		return 0, err
+	}
+	// The fleets' own requests log nothing: a test that runs a command
+	// with -v=10 in this process turns klog's verbosity up for the whole
+	// process while it runs, and the fleets starting beside it would log
+	// every body they send (the output of a failed run was mostly that).
+	ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), 10*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range sharedFleets {
+		s.ready = make(chan struct{})
+	}
+	wg.Go(func() {
+		slots := make(chan struct{}, 2)
+		for _, s := range sharedFleets {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				defer close(s.ready)
+				s.fleet, s.err = sandbox.StartFile(ctx, root+"/testdata/fleets/"+s.name+".yaml", "")
+			})
+		}
+	})
+	defer func() {
+		wg.Wait()
+		if pluginPath != "" {
+			_ = os.RemoveAll(filepath.Dir(pluginPath))
+		}
+		var stops sync.WaitGroup
+		for _, s := range sharedFleets {
+			if s.fleet != nil {
+				stops.Go(func() {
+					if err := s.fleet.Stop(); err != nil {
+						fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+					}
+				})
+			}
+		}
+		stops.Wait()
+	}()
+	return m.Run(), nil
+}
+
+// needFleets skips a test under -short, where TestMain starts no apiserver.
+func needFleets(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("end-to-end test: needs the sandbox fleets (not with -short)")
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run executes kubectl fleet in-process, as main does, with args.
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	code := cmd.Execute(context.Background(), streams, args)
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+// decode reads what a command printed with -o json as a T, or fails the
+// test showing the output.
+func decode[T any](t *testing.T, r result) *T {
+	t.Helper()
+	v := new(T)
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("-o json printed no %T (exit %d): %v\n%s\nstderr: %s", v, r.code, err, r.stdout, r.stderr)
+	}
+	return v
+}
+
+// onFleet runs kubectl fleet against the root cluster of f.
+func onFleet(t *testing.T, f *sandbox.Fleet, args ...string) result {
+	t.Helper()
+	return run(t, append([]string{"--kubeconfig", f.Kubeconfig}, args...)...)
+}
+
+var (
+	portRE     = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	durationRE = regexp.MustCompile(`(?m) in [0-9.]+(ns|µs|ms|s)$`)
+)
+
+// scrub replaces what changes from run to run: the sandbox's loopback ports
+// and directories.
+func scrub(s string) []byte {
+	for _, sf := range sharedFleets {
+		if f := sf.started(); f != nil {
+			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
+		}
+	}
+	s = durationRE.ReplaceAllString(s, " in DURATION")
+	return []byte(portRE.ReplaceAllString(s, "127.0.0.1:PORT"))
+}
+
+// writeKubeconfig writes a kubeconfig whose one context, "nowhere", points at server.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	path := t.TempDir() + "/kubeconfig"
+	data := "apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n" +
+		"clusters: [{name: nowhere, cluster: {server: " + server + "}}]\n" +
+		"users: [{name: nobody, user: {token: t}}]\n" +
+		"contexts: [{name: nowhere, context: {cluster: nowhere, user: nobody}}]\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

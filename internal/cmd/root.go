@@ -1,0 +1,241 @@
+// Package cmd holds the commands of kubectl fleet: one file per command, each
+// an Options struct with Complete, Validate and Run. Commands parse flags,
+// build connections and hand the fleet model to package render; they never
+// talk to a cluster directly beyond building the root connection.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+)
+
+// Flag names shared by several commands.
+const (
+	flagColor       = "color"
+	flagOutput      = "output"
+	flagTimeout     = "timeout"
+	flagConcurrency = "concurrency"
+	flagDepth       = "depth"
+	flagAllowExec   = "allow-exec"
+	flagOCMAccount  = "ocm-service-account"
+)
+
+// Values of --color.
+const (
+	colorAuto   = "auto"
+	colorAlways = "always"
+	colorNever  = "never"
+)
+
+// RootOptions are the flags every command shares: the kubectl connection
+// flags of the root cluster, and how output looks.
+type RootOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+	// Color is auto, always or never.
+	Color string
+	// AllowExec lists exec credential plugins, by absolute path, that
+	// kubeconfigs read from Secrets may run while walking.
+	AllowExec []string
+	// OCMServiceAccount names the ManagedServiceAccount whose token
+	// reaches the clusters of an OCM hub; empty, the only ready one.
+	OCMServiceAccount string
+	// Getenv reads the environment; tests replace it.
+	Getenv func(string) string
+	// Name is the command as the user types it: "kubectl fleet", or
+	// "flux fleet" when the flux CLI runs this binary as its plugin.
+	Name string
+
+	requests *kube.RequestLog
+}
+
+// NewCmdRoot builds the kubectl fleet command tree.
+func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	root, _ := newCmdRoot(streams)
+	return root
+}
+
+func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOptions) {
+	binary, name := invokedAs(os.Args[0])
+	o := &RootOptions{
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		IOStreams:   streams,
+		Color:       colorAuto,
+		Getenv:      os.Getenv,
+		Name:        name,
+	}
+	root := &cobra.Command{
+		Use:   binary,
+		Short: "See and operate a Cluster API + Flux fleet as one",
+		Long: templates.LongDesc(`
+			kubectl fleet walks a fleet from the current context down: every
+			cluster the cluster holds, to the clusters those hold, and so on. A
+			cluster holds others by CAPI Clusters (through the CLUSTER-kubeconfig
+			Secret CAPI keeps beside each), Argo CD cluster Secrets, and OCM
+			ManagedClusters (through the token of a ManagedServiceAccount). It
+			shows the whole fleet with CAPI, OCM and Flux health per cluster.
+
+			Kubeconfigs read from Secrets are untrusted: exec plugins,
+			auth-provider plugins and local file paths in them are refused.`),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: name},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+
+	flags := root.PersistentFlags()
+	o.ConfigFlags.AddFlags(flags)
+	flags.StringVar(&o.Color, flagColor, o.Color, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	flags.StringSliceVar(&o.AllowExec, flagAllowExec, nil, "Exec credential plugins, by absolute path, that kubeconfigs read from Secrets may run (comma-separated; refused otherwise)")
+	flags.StringVar(&o.OCMServiceAccount, flagOCMAccount, "", "The ManagedServiceAccount whose token reaches the clusters of an OCM hub (default: the only one with a token in the cluster's namespace)")
+	addKlogVerbosity(root)
+	completeValues(root, flagColor, colorAuto, colorAlways, colorNever)
+
+	root.AddCommand(
+		NewCmdTree(o),
+		NewCmdList(o),
+		NewCmdDrift(o),
+		NewCmdDiff(o),
+		NewCmdDescribe(o),
+		NewCmdExec(o),
+		NewCmdGet(o),
+		NewCmdGetKubeconfig(o),
+		NewCmdReconcile(o),
+		NewCmdSuspend(o),
+		NewCmdResume(o),
+		NewCmdVersion(o),
+		NewCmdCompletion(o),
+	)
+	// The completion command above replaces cobra's default one.
+	root.CompletionOptions.DisableDefaultCmd = true
+	if name != kubectlName {
+		renameHelp(root, strings.NewReplacer(kubectlName, name))
+	}
+	return root, o
+}
+
+// The names kubectl fleet runs by: as the kubectl plugin, and as the flux
+// plugin (RFC-0013), which `flux plugin install fleet` writes into flux's
+// plugin directory.
+const (
+	kubectlName = "kubectl fleet"
+	// FluxPluginBinary is the binary flux runs for `flux fleet`.
+	FluxPluginBinary = "flux-fleet"
+)
+
+// invokedAs is the root's binary name and the command as the user types
+// it, from the name the binary was run by: flux runs a plugin by its path,
+// flux-fleet in its plugin directory, with its own environment and
+// nothing else that says so (RFC-0013); kubectl runs kubectl-fleet.
+func invokedAs(argv0 string) (binary, name string) {
+	if strings.TrimSuffix(filepath.Base(argv0), ".exe") == FluxPluginBinary {
+		return FluxPluginBinary, "flux fleet"
+	}
+	return "kubectl-fleet", kubectlName
+}
+
+// renameHelp rewrites the help of cmd and its subcommands, whose examples
+// and descriptions are written as "kubectl fleet …", for the command as
+// the user types it.
+func renameHelp(cmd *cobra.Command, r *strings.Replacer) {
+	cmd.Short, cmd.Long, cmd.Example = r.Replace(cmd.Short), r.Replace(cmd.Long), r.Replace(cmd.Example)
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) { f.Usage = r.Replace(f.Usage) })
+	for _, sub := range cmd.Commands() {
+		renameHelp(sub, r)
+	}
+}
+
+// addKlogVerbosity exposes klog's -v, as kubectl does, and nothing else of klog.
+func addKlogVerbosity(cmd *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	cmd.PersistentFlags().AddGoFlag(fs.Lookup("v"))
+}
+
+// Execute runs the command line args and returns the process exit code,
+// printing any error once on streams.ErrOut.
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
+	root, o := newCmdRoot(streams)
+	// klog's verbosity is the process's: Execute leaves it as it found it,
+	// so that a -v of one run does not log every request of the next one
+	// in the same process (the tests run many).
+	if v := root.PersistentFlags().Lookup("v"); v != nil {
+		old := v.Value.String()
+		defer func() { _ = v.Value.Set(old) }()
+	}
+	root.SetArgs(args)
+	err := root.ExecuteContext(withRedactingLogger(ctx))
+	if werr := o.writeRequestLog(); werr != nil {
+		fmt.Fprintf(streams.ErrOut, "warning: %v\n", werr)
+	}
+	if cause := interruption(nil); errors.As(context.Cause(ctx), &cause) {
+		return interrupted(streams.ErrOut, err, cause)
+	}
+	return exitCode(streams.ErrOut, err)
+}
+
+// validateShared checks the flags every command shares: --color,
+// --allow-exec and --ocm-service-account.
+func (o *RootOptions) validateShared() error {
+	var errs []error
+	switch o.Color {
+	case colorAuto, colorAlways, colorNever:
+	default:
+		errs = append(errs, fmt.Errorf("invalid --%s %q: use auto, always or never", flagColor, o.Color))
+	}
+	for _, p := range o.AllowExec {
+		if !filepath.IsAbs(p) {
+			errs = append(errs, fmt.Errorf("invalid --%s %q: give the plugin's absolute path", flagAllowExec, p))
+		}
+	}
+	if o.OCMServiceAccount != "" && len(validation.IsDNS1123Subdomain(o.OCMServiceAccount)) > 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %q: give the name of a ManagedServiceAccount", flagOCMAccount, o.OCMServiceAccount))
+	}
+	return errors.Join(errs...)
+}
+
+// useColor decides once whether output to w is coloured: --color always or
+// never wins; auto colours a terminal unless NO_COLOR is set.
+func (o *RootOptions) useColor(w io.Writer) bool {
+	switch o.Color {
+	case colorAlways:
+		return true
+	case colorNever:
+		return false
+	}
+	if o.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	return isTerminal(w)
+}
+
+// isTerminal reports whether v, one of the command's streams, is a
+// terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// completeValues offers fixed values for a flag of cmd.
+func completeValues(cmd *cobra.Command, name string, values ...string) {
+	_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+}

@@ -1,0 +1,151 @@
+package drift_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+func ago(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
+
+// kinds are the kinds of the findings, with their objects' names.
+func kinds(fs []fleet.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		s := string(f.Kind)
+		if f.Object != nil {
+			s += " " + f.Object.Name
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func node(objects ...fleet.FluxObject) *fleet.Node {
+	return &fleet.Node{Path: "aws/a", Name: "a", Namespace: "t", DeclaredBy: "Kustomization/flux-system/flux-system",
+		Version: "v1.36.3", LiveVersion: "v1.36.3", Flux: &fleet.Flux{Installed: true, Objects: objects}}
+}
+
+func ready(o fleet.FluxObject) fleet.FluxObject {
+	o.Ready, o.Namespace = "True", "flux-system"
+	if o.Generation == 0 {
+		o.Generation, o.ObservedGeneration = 1, 1
+	}
+	return o
+}
+
+func TestEachKindPresentAndAbsent(t *testing.T) {
+	src := ready(fleet.FluxObject{Kind: "GitRepository", Name: "flux-system", Revision: "main@sha1:bbb", URL: "https://git.example/fleet"})
+	cases := []struct {
+		name string
+		n    *fleet.Node
+		opts drift.Options
+		want []string
+	}{
+		{"clean", node(src, ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:bbb", AttemptedRevision: "main@sha1:bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
+		{"revision", node(src, ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:aaa", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, []string{"revision ks"}},
+		{"legacy revision format is the same revision", node(src, ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Revision: "main/bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
+		{"failing, not also not-ready", node(fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Revision: "main@sha1:aaa", AttemptedRevision: "main@sha1:ccc"}), drift.Options{}, []string{"failing ks"}},
+		{"not-ready", node(fleet.FluxObject{Kind: "GitRepository", Namespace: "flux-system", Name: "src", Ready: "Unknown"}), drift.Options{}, []string{"not-ready src"}},
+		{"stalled past the grace", node(ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 5 * time.Minute}, []string{"stalled ks"}},
+		{"within the grace", node(ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 15 * time.Minute}, nil},
+		{"suspended, and nothing else of it", node(fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Suspended: true, Revision: "x", AttemptedRevision: "y"}), drift.Options{}, []string{"suspended ks"}},
+		{"a recent suspension under --max-suspend-age", node(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &fleet.Suspension{By: "bob", At: ago(time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, nil},
+		{"an old one", node(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &fleet.Suspension{By: "alice", At: ago(100 * time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
+		{"one of unknown age", node(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
+		{"helm-drift", node(ready(fleet.FluxObject{Kind: "HelmRelease", Name: "hr", Drifted: &fleet.Condition{Message: "changed"}})), drift.Options{}, []string{"helm-drift hr"}},
+		{"kinds filter", node(ready(fleet.FluxObject{Kind: "HelmRelease", Name: "hr", Drifted: &fleet.Condition{}})), drift.Options{Kinds: map[fleet.DriftKind]bool{drift.Revision: true}}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Now = now
+			got := kinds(drift.Find([]*fleet.Node{tc.n}, tc.opts))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v", got, tc.want)
+			}
+			for _, f := range tc.n.Findings {
+				if f.Cluster != "aws/a" {
+					t.Errorf("finding on %q, want the node's path", f.Cluster)
+				}
+			}
+		})
+	}
+}
+
+func TestClusterKinds(t *testing.T) {
+	n := node()
+	n.DeclaredBy, n.Version = "", "v1.35.0"
+	n.ControlPlane = &fleet.Replicas{Versions: []fleet.VersionCount{{Version: "v1.35.0", Replicas: 1}, {Version: "v1.36.3", Replicas: 2}}}
+	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now}))
+	want := []string{"undeclared " + n.Name, "version-skew", "version-skew"}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings = %v, want %v", got, want)
+	}
+	eks := node()
+	eks.LiveVersion = "v1.36.3-eks-1234"
+	unreachable := &fleet.Node{Path: "aws/b", Error: "cannot reach"}
+	root := &fleet.Node{Path: "", LiveVersion: "v1.36.3", Flux: &fleet.Flux{}}
+	if got := kinds(drift.Find([]*fleet.Node{eks, unreachable, root}, drift.Options{Now: now})); !slices.Equal(got, []string{"unreadable"}) {
+		t.Errorf("findings = %v, want only the unreachable cluster's: an EKS build is its version, the root is no CAPI Cluster", got)
+	}
+	s := drift.Summarize([]*fleet.Node{n, eks, unreachable, root})
+	if s.String() != "4 findings on 2 of 4 clusters: 2 version-skew, 1 undeclared, 1 unreadable" {
+		t.Errorf("summary = %q", s)
+	}
+	if s := drift.Summarize([]*fleet.Node{eks}); s.String() != "no drift on 1 cluster" {
+		t.Errorf("summary = %q", s)
+	}
+}
+
+// What an OCM hub reports of a cluster: each finding present and absent,
+// and still known of a cluster that could not be reached; a cluster no
+// CAPI Cluster describes is not undeclared.
+func TestOCMKinds(t *testing.T) {
+	managed := func(reg fleet.Registration, mutate ...func(*fleet.Node)) *fleet.Node {
+		n := node()
+		n.DeclaredBy = ""
+		n.Edges = []fleet.Edge{{Kind: "ocm", Name: "a"}}
+		n.OCM = &reg
+		for _, m := range mutate {
+			m(n)
+		}
+		return n
+	}
+	ok := fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3"}
+	unreachable := func(n *fleet.Node) { n.Error, n.LiveVersion, n.Flux = "cannot reach", "", nil }
+	cases := []struct {
+		name string
+		n    *fleet.Node
+		want []string
+	}{
+		{"clean", managed(ok), nil},
+		{"not accepted", managed(fleet.Registration{Version: "v1.36.3"}), []string{"not-joined a"}},
+		{"not joined, unreachable", managed(fleet.Registration{Accepted: true, Available: "Unknown"}, unreachable), []string{"not-joined a", "unreadable"}},
+		{"unavailable", managed(fleet.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}), []string{"unavailable a"}},
+		{"a stale version", managed(fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0"}), []string{"version-skew"}},
+		{"an EKS build of the reported version", managed(ok, func(n *fleet.Node) { n.LiveVersion = "v1.36.3-eks-1" }), nil},
+		{"also a CAPI Cluster, undeclared", managed(ok, func(n *fleet.Node) { n.Edges = append(n.Edges, fleet.Edge{Kind: "capi", Namespace: "t", Name: "a"}) }), []string{"undeclared a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := kinds(drift.Find([]*fleet.Node{tc.n}, drift.Options{Now: now})); !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestVersionsPerEnvironment(t *testing.T) {
+	a, b := node(), node()
+	a.FluxVersion, b.FluxVersion, b.Path = "v2.9.4", "v2.8.1", "aws/b"
+	gone := &fleet.Node{Path: "azure/c", Error: "x"}
+	got := drift.Versions([]*fleet.Node{a, b, gone})
+	if len(got) != 2 || got[0].Env != "aws" || got[0].Flux["v2.8.1"] != 1 || got[0].Kubernetes["v1.36.3"] != 2 || got[1].Kubernetes["unknown"] != 1 {
+		t.Errorf("versions = %+v", got)
+	}
+}

@@ -1,0 +1,329 @@
+package flux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+)
+
+// Probe reads the Flux status of every cluster the walk reaches: every
+// listed kind at once, in every namespace.
+func Probe[C kube.Connected]() fleet.Probe[C] {
+	return fleet.NewProbe("flux", func(ctx context.Context, c C) (func(*fleet.Node), error) {
+		// A kind that could not be listed is recorded in Flux.Error, beside
+		// what was read: the cluster was read in part, not not at all.
+		f, _ := Status(ctx, c.Kube())
+		return func(n *fleet.Node) { n.Flux = f }, nil
+	})
+}
+
+// Status lists the Flux objects of every namespace through c, every listed
+// kind at once, and sums them up. A kind the cluster does not serve is
+// skipped; an error reading one kind does not stop the others, and is
+// returned, and recorded in Flux.Error, with what could be read.
+func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
+	kinds := ListedKinds()
+	lists := make([]client.ObjectList, len(kinds))
+	errs := make([]error, len(kinds))
+	for i, k := range kinds {
+		lists[i] = k.newList()
+	}
+	fleet.Parallel(len(kinds), func(i int) { errs[i] = c.List(ctx, lists[i]) })
+	out := &fleet.Flux{Objects: []fleet.FluxObject{}}
+	var failed []error
+	for i, k := range kinds {
+		switch {
+		case errors.Is(errs[i], kube.ErrNotServed):
+			continue
+		case errs[i] != nil:
+			failed = append(failed, fmt.Errorf("list %ss: %w", k.Name, errs[i]))
+			if out.Unread == nil {
+				out.Unread = map[string]string{}
+			}
+			out.Unread[k.Name] = errs[i].Error()
+			continue
+		}
+		out.Installed = true
+		out.Objects = append(out.Objects, k.items(lists[i])...)
+	}
+	Summarize(out)
+	if err := errors.Join(failed...); err != nil {
+		out.Error = err.Error()
+		return out, err
+	}
+	return out, nil
+}
+
+// Summarize sorts f.Objects and derives the counts and the revision from them.
+func Summarize(f *fleet.Flux) {
+	sort.SliceStable(f.Objects, func(i, j int) bool {
+		a, b := f.Objects[i], f.Objects[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	f.Kustomizations, f.HelmReleases, f.Suspended = fleet.Count{}, fleet.Count{}, 0
+	// The revision is the one most Kustomizations applied; ready ones vote
+	// first, so a failing Kustomization does not speak for the cluster.
+	ready, all := map[string]int{}, map[string]int{}
+	for _, o := range f.Objects {
+		var c *fleet.Count
+		switch o.Kind {
+		case kustomizev1.KustomizationKind:
+			c = &f.Kustomizations
+			if o.Revision != "" {
+				all[o.Revision]++
+				if o.IsReady() {
+					ready[o.Revision]++
+				}
+			}
+		case helmv2.HelmReleaseKind:
+			c = &f.HelmReleases
+		}
+		if c != nil {
+			c.Total++
+			if o.IsReady() {
+				c.Ready++
+			}
+		}
+		if o.Suspended {
+			f.Suspended++
+		}
+	}
+	if len(ready) == 0 {
+		ready = all
+	}
+	f.Revision = mostCommon(ready)
+}
+
+// mostCommon returns the key with the highest count, the smallest on a tie.
+func mostCommon(counts map[string]int) string {
+	best := ""
+	for k, n := range counts {
+		if best == "" || n > counts[best] || (n == counts[best] && k < best) {
+			best = k
+		}
+	}
+	return best
+}
+
+// Annotations other tools write when they suspend an object:
+// flux-operator's names who did.
+const fluxOperatorSuspendedBy = "fluxcd.controlplane.io/suspendedBy"
+
+// driftedCondition is helm-controller's drift detection condition.
+const driftedCondition = "Drifted"
+
+func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, revision string, observed int64) fleet.FluxObject {
+	o := fleet.FluxObject{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision, Labels: meta.Labels,
+		Generation: meta.Generation, ObservedGeneration: observed}
+	if c := apimeta.FindStatusCondition(conds, fluxmeta.ReadyCondition); c != nil {
+		o.Ready, o.Message, o.ReadyReason, o.ReadySince = string(c.Status), c.Message, c.Reason, timestamp(c.LastTransitionTime)
+	}
+	if c := apimeta.FindStatusCondition(conds, driftedCondition); c != nil && c.Status == metav1.ConditionTrue {
+		o.Drifted = &fleet.Condition{Reason: c.Reason, Message: c.Message, Since: timestamp(c.LastTransitionTime)}
+	}
+	a := meta.Annotations
+	if by := a[SuspendedByAnnotation] + a[SuspendReasonAnnotation] + a[SuspendedAtAnnotation] + a[fluxOperatorSuspendedBy]; by != "" {
+		o.Suspension = &fleet.Suspension{By: a[SuspendedByAnnotation], Reason: a[SuspendReasonAnnotation], At: a[SuspendedAtAnnotation],
+			Fleet: a[SuspendedByAnnotation] != "" || a[SuspendedAtAnnotation] != ""}
+		if o.Suspension.By == "" {
+			o.Suspension.By = a[fluxOperatorSuspendedBy]
+		}
+	}
+	return o
+}
+
+func timestamp(t metav1.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func kubeConfigSecret(ref *fluxmeta.KubeConfigReference) string {
+	if ref == nil || ref.SecretRef == nil {
+		return ""
+	}
+	return ref.SecretRef.Name
+}
+
+func ref(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + namespace + "/" + name
+}
+
+// fullRef is ref with the namespace defaulted to the referring object's.
+func fullRef(kind, namespace, name, defaultNamespace string) string {
+	if namespace == "" {
+		namespace = defaultNamespace
+	}
+	return kind + "/" + namespace + "/" + name
+}
+
+func kustomizations(l client.ObjectList) []fleet.FluxObject {
+	var out []fleet.FluxObject
+	for _, x := range l.(*kustomizev1.KustomizationList).Items {
+		o := object(kustomizev1.KustomizationKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.LastAppliedRevision, x.Status.ObservedGeneration)
+		s := x.Spec.SourceRef
+		o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
+		o.ArtifactSource = fullRef(s.Kind, s.Namespace, s.Name, x.Namespace)
+		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
+		o.AttemptedRevision, o.Path = x.Status.LastAttemptedRevision, x.Spec.Path
+		o.DependsOn = dependsOn(x.GetDependsOn(), x.Namespace)
+		out = append(out, o)
+	}
+	return out
+}
+
+// dependsOn is NAMESPACE/NAME of each dependency, in the object's
+// namespace unless it names another.
+func dependsOn(deps []fluxmeta.DependencyReference, namespace string) []string {
+	var out []string
+	for _, d := range deps {
+		ns := d.Namespace
+		if ns == "" {
+			ns = namespace
+		}
+		out = append(out, ns+"/"+d.Name)
+	}
+	return out
+}
+
+func helmReleases(l client.ObjectList) []fleet.FluxObject {
+	var out []fleet.FluxObject
+	for _, x := range l.(*helmv2.HelmReleaseList).Items {
+		rev := x.Status.LastAttemptedRevision
+		if h := x.Status.History.Latest(); h != nil {
+			rev = h.ChartVersion
+		}
+		o := object(helmv2.HelmReleaseKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, rev, x.Status.ObservedGeneration)
+		switch {
+		case x.Spec.ChartRef != nil:
+			c := x.Spec.ChartRef
+			o.SourceRef = ref(c.Kind, c.Namespace, c.Name)
+			o.ArtifactSource = fullRef(c.Kind, c.Namespace, c.Name, x.Namespace)
+		case x.Spec.Chart != nil:
+			s := x.Spec.Chart.Spec.SourceRef
+			o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
+			if ns, name, ok := strings.Cut(x.Status.HelmChart, "/"); ok {
+				o.ArtifactSource = fullRef(sourcev1.HelmChartKind, ns, name, x.Namespace)
+			}
+		}
+		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
+		o.AttemptedRevision = x.Status.LastAttemptedRevision
+		var deps []fluxmeta.DependencyReference
+		for _, d := range x.GetDependsOn() {
+			deps = append(deps, fluxmeta.DependencyReference{Namespace: d.Namespace, Name: d.Name})
+		}
+		o.DependsOn = dependsOn(deps, x.Namespace)
+		out = append(out, o)
+	}
+	return out
+}
+
+// source is a source object with its artifact.
+func source(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, a *fluxmeta.Artifact, observed int64) fleet.FluxObject {
+	if a == nil {
+		return object(kind, meta, conds, suspended, "", observed)
+	}
+	o := object(kind, meta, conds, suspended, a.Revision, observed)
+	o.ArtifactUpdated = timestamp(a.LastUpdateTime)
+	return o
+}
+
+func gitRepositories(l client.ObjectList) []fleet.FluxObject {
+	var out []fleet.FluxObject
+	for _, x := range l.(*sourcev1.GitRepositoryList).Items {
+		o := source(sourcev1.GitRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
+		o.URL = x.Spec.URL
+		if r := x.Spec.Reference; r != nil {
+			o.Branch = r.Branch
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func ociRepositories(l client.ObjectList) []fleet.FluxObject {
+	var out []fleet.FluxObject
+	for _, x := range l.(*sourcev1.OCIRepositoryList).Items {
+		out = append(out, source(sourcev1.OCIRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
+	}
+	return out
+}
+
+func helmRepositories(l client.ObjectList) []fleet.FluxObject {
+	var out []fleet.FluxObject
+	for _, x := range l.(*sourcev1.HelmRepositoryList).Items {
+		out = append(out, source(sourcev1.HelmRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
+	}
+	return out
+}
+
+func helmCharts(l client.ObjectList) []fleet.FluxObject {
+	var out []fleet.FluxObject
+	for _, x := range l.(*sourcev1.HelmChartList).Items {
+		out = append(out, source(sourcev1.HelmChartKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
+	}
+	return out
+}
+
+// HelmCharts lists the HelmCharts of every namespace through c: the
+// artifacts HelmReleases apply. A cluster that does not serve them has none.
+func HelmCharts(ctx context.Context, c *kube.Conn) ([]fleet.FluxObject, error) {
+	k, _ := KindNamed(sourcev1.HelmChartKind)
+	list := k.NewList()
+	if err := c.List(ctx, list); err != nil {
+		if errors.Is(err, kube.ErrNotServed) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list HelmCharts: %w", err)
+	}
+	return k.items(list), nil
+}
+
+// versionLabel is the label flux install puts on every Flux CRD: the
+// version of the Flux distribution.
+const versionLabel = "app.kubernetes.io/version"
+
+// Version is the Flux distribution installed on the cluster, from the
+// version label of its Kustomization CRD, read as metadata only: "" when
+// Flux is not installed or the CRD carries no label.
+func Version(ctx context.Context, c *kube.Conn) (string, error) {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(kube.CRDKind())
+	k, _ := KindNamed(kustomizev1.KustomizationKind)
+	// From the watch cache, as the walk's lists: a CRD read from etcd is
+	// hundreds of KB for the apiserver to decode, for one label.
+	err := c.Client().Get(ctx, client.ObjectKey{Name: k.API.Resource + "." + k.API.GVK.Group}, crd,
+		&client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("get the Kustomization CRD: %w", err)
+	}
+	return crd.Labels[versionLabel], nil
+}

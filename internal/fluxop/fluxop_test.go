@@ -1,0 +1,346 @@
+package fluxop_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+)
+
+// cluster is a fake cluster of a fleet: its Flux objects and children.
+type cluster struct {
+	name     string
+	objects  []fleet.FluxObject
+	children []*cluster
+	// broken children fail to connect.
+	broken map[string]bool
+	conn   *kube.Conn
+}
+
+func newCluster(name string, objects ...fleet.FluxObject) *cluster {
+	return &cluster{name: name, objects: objects, broken: map[string]bool{}, conn: kube.NewConnForClient(fake.NewClientBuilder().Build(), "https://"+name)}
+}
+
+func (c *cluster) with(children ...*cluster) *cluster {
+	c.children = append(c.children, children...)
+	return c
+}
+
+func (c *cluster) Kube() *kube.Conn                         { return c.conn }
+func (c *cluster) Identity(context.Context) (string, error) { return c.name, nil }
+func (c *cluster) Endpoint() string                         { return "fake:" + c.name }
+
+func (c *cluster) ServerVersion(context.Context) (string, error) { return "v1.36.3", nil }
+func (c *cluster) Close()                                        {}
+func (c *cluster) Connected() <-chan struct{}                    { return c.conn.Connected() }
+func (c *cluster) Children(context.Context, bool) ([]fleet.Child, error) {
+	var out []fleet.Child
+	for _, ch := range c.children {
+		out = append(out, fleet.Child{Name: ch.name, Namespace: "fleet", KubeconfigSecret: ch.name + "-kubeconfig", ArgoCDServer: "https://" + ch.name})
+	}
+	return out, nil
+}
+
+func (c *cluster) Connect(_ context.Context, child fleet.Child) (*cluster, error) {
+	for _, ch := range c.children {
+		if ch.name == child.Name && !c.broken[ch.name] {
+			return ch, nil
+		}
+	}
+	return nil, errors.New("connection refused")
+}
+
+// fluxProbe records a fake cluster's objects as its Flux status.
+func fluxProbe() fleet.Probe[*cluster] {
+	return fleet.NewProbe("flux", func(_ context.Context, c *cluster) (func(*fleet.Node), error) {
+		return func(n *fleet.Node) { n.Flux = &fleet.Flux{Installed: true, Objects: c.objects} }, nil
+	})
+}
+
+func ks(name string, suspended bool) fleet.FluxObject {
+	o := fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: name, Ready: "True", Suspended: suspended, Labels: map[string]string{"tier": "apps"}}
+	if suspended {
+		// Suspended by kubectl fleet: a resume acts on it without --include-foreign.
+		o.Suspension = &fleet.Suspension{Fleet: true, By: "tester"}
+	}
+	return o
+}
+
+func hr(name string) fleet.FluxObject {
+	return fleet.FluxObject{Kind: "HelmRelease", Namespace: "apps", Name: name, Ready: "True"}
+}
+
+// mom → aws (team-a, team-b, dead), azure.
+func walkFleet(t *testing.T, keep bool) *fleet.Result[*cluster] {
+	t.Helper()
+	aws := newCluster("aws", ks("flux-system", false)).with(
+		newCluster("team-a", ks("apps", true), ks("flux-system", false), hr("podinfo")), // sorted, as flux.Status sorts them
+		newCluster("team-b", ks("flux-system", false)),
+		newCluster("dead"),
+	)
+	aws.broken["dead"] = true
+	root := newCluster("mom", ks("flux-system", false)).with(aws, newCluster("azure", ks("flux-system", true)))
+	res, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Depth: -1, KeepConnections: keep}, fluxProbe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+type target struct{ Cluster, Object string }
+
+func targets(p *fluxop.Plan) []target {
+	var out []target
+	for _, t := range p.Targets {
+		out = append(out, target{t.Node.Path, t.Ref().String()})
+	}
+	return out
+}
+
+func TestSelect(t *testing.T) {
+	tests := []struct {
+		name          string
+		sel           fluxop.Selection
+		want          []target
+		wantUnreached []string
+	}{
+		{
+			name: "every Kustomization, the unreachable tenant a failure of its own",
+			sel:  fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}},
+			want: []target{
+				{"", "Kustomization flux-system/flux-system"}, {"aws", "Kustomization flux-system/flux-system"},
+				{"aws/team-a", "Kustomization flux-system/apps"}, {"aws/team-a", "Kustomization flux-system/flux-system"},
+				{"aws/team-b", "Kustomization flux-system/flux-system"}, {"azure", "Kustomization flux-system/flux-system"},
+			},
+			wantUnreached: []string{"aws/dead"},
+		},
+		{
+			name: "tenants only, by name",
+			sel:  fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}, Name: "apps", Levels: map[fluxop.Level]bool{fluxop.LevelTenant: true}},
+			want: []target{{"aws/team-a", "Kustomization flux-system/apps"}}, wantUnreached: []string{"aws/dead"},
+		},
+		{
+			name: "the masters, by namespace and labels",
+			sel: fluxop.Selection{Kinds: map[string]bool{"Kustomization": true, "HelmRelease": true}, Namespace: "flux-system",
+				Labels: labels.SelectorFromSet(labels.Set{"tier": "apps"}), Levels: map[fluxop.Level]bool{fluxop.LevelMaster: true}},
+			want: []target{{"aws", "Kustomization flux-system/flux-system"}, {"azure", "Kustomization flux-system/flux-system"}},
+		},
+		{
+			name: "a kind in one namespace",
+			sel:  fluxop.Selection{Kinds: map[string]bool{"HelmRelease": true}, Namespace: "apps"},
+			want: []target{{"aws/team-a", "HelmRelease apps/podinfo"}}, wantUnreached: []string{"aws/dead"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := fluxop.Select(walkFleet(t, true), fluxop.Reconcile, tt.sel)
+			if diff := cmp.Diff(tt.want, targets(plan)); diff != "" {
+				t.Errorf("targets (-want +got):\n%s", diff)
+			}
+			var unreached []string
+			for _, u := range plan.Unreached {
+				unreached = append(unreached, u.Cluster)
+				if !u.Failed || u.Result != fleet.Failed {
+					t.Errorf("unreached %s is not a failure: %+v", u.Cluster, u)
+				}
+			}
+			if diff := cmp.Diff(tt.wantUnreached, unreached); diff != "" {
+				t.Errorf("unreached (-want +got):\n%s", diff)
+			}
+			for _, tg := range plan.Targets {
+				if tg.Client == nil {
+					t.Errorf("%s has no client: the walk kept its connection", tg.Node.Path)
+				}
+			}
+		})
+	}
+}
+
+// executor records what it was asked to do.
+type executor struct {
+	calls int
+	plan  *fluxop.Plan
+}
+
+func (e *executor) Execute(_ context.Context, plan *fluxop.Plan, done func()) []fleet.ActionResult {
+	e.calls++
+	e.plan = plan
+	out := make([]fleet.ActionResult, len(plan.Targets))
+	for i := range plan.Targets {
+		out[i] = fleet.ActionResult{Result: fleet.Requested}
+		done()
+	}
+	// A result of the executor's own, after the targets': a source.
+	return append(out, fleet.ActionResult{Cluster: "aws", Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system", Result: fleet.Reconciled, Source: true})
+}
+
+func TestRunExecutesAndReports(t *testing.T) {
+	plan := fluxop.Select(walkFleet(t, true), fluxop.Reconcile, fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}, Levels: map[fluxop.Level]bool{fluxop.LevelMaster: true}})
+	exec := &executor{}
+	var progress []int
+	clock := time.Unix(1700000000, 0)
+	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+	report, err := fluxop.Run(context.Background(), plan, fluxop.Config{
+		Executor: exec, Now: now, Progress: func(done, total int) { progress = append(progress, done*10+total) },
+		Confirm: func(*fluxop.Plan) error { return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range report.Results {
+		got = append(got, r.Cluster+" "+r.Kind+" "+string(r.Result))
+	}
+	// Sorted by cluster, the source first.
+	want := []string{"aws GitRepository reconciled", "aws Kustomization requested", "azure Kustomization requested"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(fleet.ActionSummary{Clusters: 2, Objects: 3, Results: map[fleet.Outcome]int{fleet.Requested: 2, fleet.Reconciled: 1}, Seconds: 1}, report.Summary); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{2, 12, 22}, progress); diff != "" {
+		t.Errorf("progress (done*10+total) (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunDryRunNeedsNoConnectionAndNoConfirmation(t *testing.T) {
+	exec := &executor{}
+	confirmed := false
+	for _, tt := range []struct {
+		verb  fluxop.Verb
+		named bool
+		want  map[string]fleet.Outcome
+	}{
+		{fluxop.Reconcile, false, map[string]fleet.Outcome{"flux-system": fleet.WouldReconcile, "apps": fleet.WouldSkip}},
+		{fluxop.Reconcile, true, map[string]fleet.Outcome{"apps": fleet.WouldRefuse}},
+		{fluxop.Suspend, false, map[string]fleet.Outcome{"flux-system": fleet.WouldSuspend, "apps": fleet.AlreadySuspended}},
+		{fluxop.Resume, false, map[string]fleet.Outcome{"flux-system": fleet.NotSuspended, "apps": fleet.WouldResume}},
+	} {
+		sel := fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}, Levels: map[fluxop.Level]bool{fluxop.LevelTenant: true}}
+		if tt.named {
+			sel.Name = "apps"
+		}
+		plan := fluxop.Select(walkFleet(t, false), tt.verb, sel)
+		report, err := fluxop.Run(context.Background(), plan, fluxop.Config{DryRun: true, Executor: exec, Confirm: func(*fluxop.Plan) error { confirmed = true; return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range report.Results {
+			if r.Cluster == "aws/team-a" && r.Result != tt.want[r.Name] {
+				t.Errorf("%s --dry-run (named %v) of %s: %q, want %q", tt.verb, tt.named, r.Name, r.Result, tt.want[r.Name])
+			}
+			if r.Result == fleet.WouldRefuse && !r.Failed {
+				t.Error("a refusal does not count as failed")
+			}
+		}
+		if !report.DryRun {
+			t.Error("the report does not say it was a dry run")
+		}
+	}
+	if exec.calls != 0 || confirmed {
+		t.Errorf("a dry run executed %d times, confirmation asked: %v", exec.calls, confirmed)
+	}
+}
+
+func TestRunStopsWhenNotConfirmed(t *testing.T) {
+	exec := &executor{}
+	plan := fluxop.Select(walkFleet(t, true), fluxop.Suspend, fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}})
+	_, err := fluxop.Run(context.Background(), plan, fluxop.Config{Executor: exec, Confirm: func(p *fluxop.Plan) error {
+		if len(p.Targets) != 6 || p.Clusters() != 5 {
+			t.Errorf("asked about %d objects on %d clusters, want 6 on 5", len(p.Targets), p.Clusters())
+		}
+		return errors.New("aborted")
+	}})
+	if err == nil || exec.calls != 0 {
+		t.Errorf("err %v, %d executions; want the refusal and none", err, exec.calls)
+	}
+}
+
+func TestRunWithNothingSelectedAsksNothing(t *testing.T) {
+	plan := fluxop.Select(walkFleet(t, true), fluxop.Resume, fluxop.Selection{Kinds: map[string]bool{"HelmRelease": true}, Name: "absent", Levels: map[fluxop.Level]bool{fluxop.LevelMaster: true}})
+	report, err := fluxop.Run(context.Background(), plan, fluxop.Config{Executor: &executor{}, Confirm: func(*fluxop.Plan) error { return errors.New("asked") }})
+	if err != nil || len(report.Results) != 0 {
+		t.Errorf("report %+v, err %v; want an empty report", report, err)
+	}
+}
+
+// appsProbe gives a fake cluster Argo CD Applications.
+func appsProbe(apps map[string][]fleet.Application) fleet.Probe[*cluster] {
+	return fleet.NewProbe("argocd", func(_ context.Context, c *cluster) (func(*fleet.Node), error) {
+		return func(n *fleet.Node) {
+			if a, ok := apps[c.name]; ok {
+				n.ArgoCD = &fleet.ArgoCD{Installed: true, Applications: a}
+			}
+		}, nil
+	})
+}
+
+// An Application counts on the cluster it deploys to, and is written on
+// the cluster that holds it; one deploying nowhere known counts on its
+// holder. A manual one is left alone by suspend and resume, saying so.
+func TestSelectApplications(t *testing.T) {
+	on, off := true, false
+	app := func(name, dest string, automated *bool) fleet.Application {
+		return fleet.Application{Namespace: "argocd", Name: name, Destination: dest, Automated: automated}
+	}
+	aws := newCluster("aws").with(newCluster("team-a"))
+	root := newCluster("mom").with(aws)
+	apps := map[string][]fleet.Application{
+		"mom": {app("self", "https://kubernetes.default.svc", &on), app("to-aws", "https://aws", &on), app("manual", "https://aws", nil),
+			app("ghost", "https://gone", &on), app("paused", "https://aws", &off)},
+		"aws": {app("local", "name in-cluster", &on), app("to-team-a", "https://team-a", &on)},
+	}
+	// Argo CD on mom knows aws by its server URL; on aws, team-a.
+	res, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Depth: -1, KeepConnections: true}, appsProbe(apps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		verb   fluxop.Verb
+		levels fluxop.LevelSet
+		want   []string
+		held   []string
+	}{
+		{fluxop.Reconcile, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/manual → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, nil},
+		{fluxop.Suspend, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, []string{"/: argocd/manual synced by hand (no spec.syncPolicy.automated): nothing to suspend; left alone"}},
+		{fluxop.Resume, fluxop.LevelSet{fluxop.LevelRoot: true}, []string{"mom: argocd/ghost → none", "mom: argocd/self → "}, nil},
+		{fluxop.Resume, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/to-aws → aws"}, []string{
+			"/: argocd/manual synced by hand (no spec.syncPolicy.automated): nothing to resume; left alone",
+			"/: argocd/paused automated sync turned off without kubectl fleet's annotations (who did is not recorded): left off; --include-foreign turns it on"}},
+		{fluxop.Reconcile, fluxop.LevelSet{fluxop.LevelTenant: true}, []string{"aws: argocd/to-team-a → aws/team-a"}, nil},
+	} {
+		plan := fluxop.Select(res, tt.verb, fluxop.Selection{Kinds: map[string]bool{fluxop.ApplicationKind: true, "Kustomization": true}, Levels: tt.levels})
+		var got, held []string
+		for _, tg := range plan.Targets {
+			to := "none"
+			if tg.App.Target != nil {
+				to = *tg.App.Target
+			}
+			got = append(got, fmt.Sprintf("%s: %s/%s → %s", tg.Node.Name, tg.Object.Namespace, tg.Object.Name, to))
+			if tg.Client == nil || tg.Object.Kind != fluxop.ApplicationKind {
+				t.Errorf("%s: no client of its holder, or kind %q", tg.Object.Name, tg.Object.Kind)
+			}
+		}
+		for _, h := range plan.Held {
+			held = append(held, fmt.Sprintf("%s: %s/%s %s", fleet.DisplayPath(h.Cluster), h.Namespace, h.Name, h.Message))
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s at %v: targets (-want +got):\n%s", tt.verb, tt.levels, diff)
+		}
+		if diff := cmp.Diff(tt.held, held); diff != "" {
+			t.Errorf("%s at %v: held (-want +got):\n%s", tt.verb, tt.levels, diff)
+		}
+	}
+}

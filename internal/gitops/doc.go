@@ -1,0 +1,28 @@
+// Package gitops makes git the write path of kubectl fleet: a change to a
+// walked object becomes a commit to the fleet repository, made in the
+// user's own checkout with the user's own git.
+//
+// A Checkout (checkout.go) is where it happens: its top, its remotes and
+// branches (also which commit it has for a branch, for the drift of
+// GitRepositories), and its files, read without leaving it. From there the
+// data goes one way, in four steps, a file each:
+//
+//  1. Find (find.go): which files a Kustomization builds from, following
+//     its kustomization.yaml; each file parsed once, and what object each
+//     of its documents declares.
+//  2. Locate (locate.go): the one document that declares an object of the
+//     walked fleet, in the files of the Kustomization that applied it, else
+//     in the whole checkout. None, or more than one, is an error that says
+//     where it looked. The Locator also knows the way back: which clusters
+//     apply a file, and which remote its change goes to.
+//  3. Edit (edit.go): that one document changed line by line, byte for
+//     byte but for the lines of the change, and parsed again to make sure
+//     it says what was meant; what cannot be changed that way is refused.
+//     SetSuspend writes a Flux object's spec.suspend, SetAutomated an Argo
+//     CD Application's spec.syncPolicy.automated.enabled.
+//  4. Commit (commit.go): the edited files, shown as a diff, checked for
+//     uncommitted changes, and committed alone or not at all.
+//
+// Nothing here parses flags or prints: internal/fluxop plans a change with it
+// and carries it out.
+package gitops

@@ -1,0 +1,88 @@
+package gitops_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+)
+
+// argoApps holds, beside the Application looked for, what must not be
+// taken for it: an ApplicationSet and an Application of the same name in
+// another namespace.
+const argoApps = `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: guestbook
+  namespace: argocd
+spec:
+  generators: []
+---
+# the guestbook, synced by Argo CD
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: guestbook
+  namespace: argocd
+spec:
+  project: default
+  syncPolicy:
+    automated:
+      prune: true
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: guestbook
+  namespace: team-a
+spec:
+  project: default
+`
+
+// TestLocateArgoApplication: an Argo CD Application, applied by no Flux
+// Kustomization, is found in the whole checkout, and its automated sync
+// can be turned off in the document found.
+func TestLocateArgoApplication(t *testing.T) {
+	dir := newRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, "argocd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "argocd", "guestbook.yaml"), []byte(argoApps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "Argo CD")
+	c, err := gitops.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := gitops.NewLocator(c, &fleet.Node{}, nil)
+	o := gitops.Object{Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "guestbook"}
+	m, err := l.Locate(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gitops.Match{File: "argocd/guestbook.yaml", Doc: 1, Line: 10}); m != want {
+		t.Fatalf("Locate(%s) = %+v, want %+v", o, m, want)
+	}
+	e, err := c.Edit(m.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, changed, manual, err := gitops.SetAutomated(e.Before, m.Doc, false)
+	if err != nil || !changed || manual {
+		t.Fatalf("SetAutomated: changed %v, manual %v, err %v", changed, manual, err)
+	}
+	if n := changedLines(e.Before, after); n != 1 {
+		t.Errorf("%d lines differ, want exactly the enabled line", n)
+	}
+
+	var nf *gitops.NotFoundError
+	if _, err := l.Locate(gitops.Object{Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "bookstore"}, nil); !errors.As(err, &nf) {
+		t.Errorf("an Application not in the checkout: err = %v, want a NotFoundError", err)
+	}
+}

@@ -1,0 +1,294 @@
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
+)
+
+// ErrRefused marks a kubeconfig that the policy refuses to use.
+var ErrRefused = errors.New("refused by the kubeconfig policy")
+
+// ErrInvalid marks a kubeconfig that cannot be used because it is malformed.
+var ErrInvalid = errors.New("invalid kubeconfig")
+
+// Source names where a kubeconfig came from, for error messages.
+type Source struct {
+	// Kind of the object, when not a Secret (e.g. "ManagedCluster", whose
+	// fields give a cluster's URL and CA).
+	Kind string
+	// Namespace and Name of the Secret (or object of Kind).
+	Namespace, Name string
+	// Key is the data key of the Secret that holds the kubeconfig; "" when
+	// errors name fields by their path from the Secret's data.
+	Key string
+}
+
+func (s Source) String() string {
+	switch {
+	case s.Kind == "":
+		return fmt.Sprintf("secret %s/%s", s.Namespace, s.Name)
+	case s.Namespace == "":
+		return s.Kind + " " + s.Name
+	}
+	return s.Kind + " " + s.Namespace + "/" + s.Name
+}
+
+// FieldError says which field of which Secret made a kubeconfig unusable.
+type FieldError struct {
+	Source Source
+	// Field is the path of the offending field, e.g. users[admin].exec.
+	Field string
+	// Reason says what is wrong, without quoting the field's value.
+	Reason string
+	kind   error
+}
+
+func (e *FieldError) Error() string {
+	// Entry names in Field come from the Secret: escaped, so that a
+	// hostile name cannot write to the terminal the error is shown on.
+	if e.Source.Key == "" { // Field is a path from the Secret's data
+		return fmt.Sprintf("%s: field %s: %s", e.Source, escape.String(e.Field), e.Reason)
+	}
+	return fmt.Sprintf("%s, key %q: field %s: %s", e.Source, e.Source.Key, escape.String(e.Field), e.Reason)
+}
+
+// Unwrap lets callers test with errors.Is(err, ErrRefused) or ErrInvalid.
+func (e *FieldError) Unwrap() error { return e.kind }
+
+// Policy decides which parts of an untrusted kubeconfig may be used.
+// The zero value is the strictest policy and the default.
+type Policy struct {
+	// AllowExec lists, by absolute path, the exec credential plugins that a
+	// kubeconfig read from a Secret may run. Nothing else re-enables a
+	// refused field.
+	AllowExec []string
+	// OnExec, when set, is called before an allowed exec plugin is
+	// configured for a connection, so the operator can be told.
+	OnExec func(src Source, command string)
+}
+
+// RESTConfig validates data, a kubeconfig from src, and returns a rest.Config
+// built only from its inline, allowed fields.
+func (p Policy) RESTConfig(src Source, data []byte) (*rest.Config, error) {
+	cfg, err := load(src, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.fromConfig(src, cfg)
+}
+
+// RESTConfigFor validates cfg, a kubeconfig made in memory from another
+// format read from src (an Argo CD cluster Secret's config), and returns a
+// rest.Config as RESTConfig does: the same policy. A refusal names the
+// field by its path in that format: where maps each kubeconfig field path
+// (clusters[c].insecure-skip-tls-verify) to it.
+func (p Policy) RESTConfigFor(src Source, cfg *clientcmdapi.Config, where func(field string) string) (*rest.Config, error) {
+	out, err := p.fromConfig(src, cfg)
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		fe.Field = where(fe.Field)
+	}
+	return out, err
+}
+
+// Refused is a refusal of the field of the kubeconfig (or of the format it
+// is made from) read from src; reason says why without quoting the value.
+func Refused(src Source, field, reason string) error {
+	return &FieldError{Source: src, Field: field, Reason: reason, kind: ErrRefused}
+}
+
+// Invalid says the field of what was read from src cannot be used as it is.
+func Invalid(src Source, field, reason string) error {
+	return &FieldError{Source: src, Field: field, Reason: reason, kind: ErrInvalid}
+}
+
+// load decodes data, a kubeconfig from src.
+func load(src Source, data []byte) (*clientcmdapi.Config, error) {
+	if len(data) == 0 {
+		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is empty or missing", kind: ErrInvalid}
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		// The decoder's message can quote the input, which may hold secrets:
+		// say what is wrong without it.
+		return nil, &FieldError{Source: src, Field: "data." + src.Key, Reason: "is not a valid kubeconfig (it could not be decoded)", kind: ErrInvalid}
+	}
+	return cfg, nil
+}
+
+func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, error) {
+	ctxName, kctx, err := currentContext(src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cluster, user, err := entries(src, cfg, ctxName, kctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCluster(src, kctx.Cluster, cluster); err != nil {
+		return nil, err
+	}
+	if err := p.checkUser(src, kctx.AuthInfo, user); err != nil {
+		return nil, err
+	}
+	// Last: what is refused is said first, whatever else is wrong.
+	if err := checkCA(src, kctx.Cluster, cluster); err != nil {
+		return nil, err
+	}
+	out := &rest.Config{
+		Host: cluster.Server,
+		TLSClientConfig: rest.TLSClientConfig{
+			ServerName: cluster.TLSServerName,
+			CAData:     cluster.CertificateAuthorityData,
+			CertData:   user.ClientCertificateData,
+			KeyData:    user.ClientKeyData,
+		},
+		BearerToken: user.Token,
+		Username:    user.Username,
+		Password:    user.Password,
+	}
+	if user.Exec != nil {
+		exec := *user.Exec
+		exec.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
+		exec.Config = nil
+		out.ExecProvider = &exec
+		if p.OnExec != nil {
+			p.OnExec(src, exec.Command)
+		}
+	}
+	return out, nil
+}
+
+func currentContext(src Source, cfg *clientcmdapi.Config) (string, *clientcmdapi.Context, error) {
+	name := cfg.CurrentContext
+	if name == "" {
+		if len(cfg.Contexts) != 1 {
+			return "", nil, &FieldError{Source: src, Field: "current-context", Reason: fmt.Sprintf("is not set and the kubeconfig has %d contexts", len(cfg.Contexts)), kind: ErrInvalid}
+		}
+		for n := range cfg.Contexts {
+			name = n
+		}
+	}
+	kctx, ok := cfg.Contexts[name]
+	if !ok || kctx == nil {
+		return "", nil, &FieldError{Source: src, Field: "current-context", Reason: "names a context that the kubeconfig does not define", kind: ErrInvalid}
+	}
+	return name, kctx, nil
+}
+
+// execAllowed reports whether command is on the allowlist: an absolute path,
+// compared after cleaning.
+func (p Policy) execAllowed(command string) bool {
+	if !filepath.IsAbs(command) {
+		return false
+	}
+	for _, allowed := range p.AllowExec {
+		if filepath.Clean(allowed) == filepath.Clean(command) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkCluster(src Source, name string, c *clientcmdapi.Cluster) error {
+	if v := clusterViolations(src, name, c); len(v) > 0 {
+		return v[0]
+	}
+	return checkServer(src, name, c)
+}
+
+// checkCA checks certificate-authority-data: when given, PEM certificates
+// that parse. A bundle that holds none would fail only when the connection
+// is built, naming neither the Secret nor the field.
+func checkCA(src Source, name string, c *clientcmdapi.Cluster) error {
+	if len(c.CertificateAuthorityData) == 0 {
+		return nil
+	}
+	if _, err := certutil.ParseCertsPEM(c.CertificateAuthorityData); err != nil {
+		return &FieldError{Source: src, Field: fmt.Sprintf("clusters[%s].certificate-authority-data", name), Reason: "holds no PEM certificate that parses", kind: ErrInvalid}
+	}
+	return nil
+}
+
+// clusterViolations lists every refused field of a cluster entry.
+func clusterViolations(src Source, name string, c *clientcmdapi.Cluster) []*FieldError {
+	var out []*FieldError
+	refuse := func(f, reason string) {
+		out = append(out, &FieldError{Source: src, Field: fmt.Sprintf("clusters[%s].%s", name, f), Reason: reason, kind: ErrRefused})
+	}
+	if c.CertificateAuthority != "" {
+		refuse("certificate-authority", "is a local file path; only certificate-authority-data is accepted in a kubeconfig read from a Secret")
+	}
+	if c.InsecureSkipTLSVerify {
+		refuse("insecure-skip-tls-verify", "turns off server certificate checks; it is never honoured for a kubeconfig read from a Secret")
+	}
+	if c.ProxyURL != "" {
+		refuse("proxy-url", "would route the connection through a proxy chosen by the Secret's author")
+	}
+	return out
+}
+
+func checkServer(src Source, name string, c *clientcmdapi.Cluster) error {
+	field := fmt.Sprintf("clusters[%s].server", name)
+	if c.Server == "" {
+		return &FieldError{Source: src, Field: field, Reason: "is empty", kind: ErrInvalid}
+	}
+	u, err := url.Parse(c.Server)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return &FieldError{Source: src, Field: field, Reason: "is not an http(s) URL", kind: ErrInvalid}
+	}
+	if u.Scheme != "https" {
+		return &FieldError{Source: src, Field: field, Reason: "is a plain http:// URL: credentials would cross the network in the clear; only https:// is accepted in a kubeconfig read from a Secret", kind: ErrRefused}
+	}
+	if u.User != nil {
+		return &FieldError{Source: src, Field: field, Reason: "holds user information (user:password@): credentials in a URL end up in logs; it is refused in a kubeconfig read from a Secret", kind: ErrRefused}
+	}
+	return nil
+}
+
+func (p Policy) checkUser(src Source, name string, u *clientcmdapi.AuthInfo) error {
+	if v := p.userViolations(src, name, u); len(v) > 0 {
+		return v[0]
+	}
+	return nil
+}
+
+// userViolations lists every refused field of a user entry.
+func (p Policy) userViolations(src Source, name string, u *clientcmdapi.AuthInfo) []*FieldError {
+	var out []*FieldError
+	refuse := func(f, reason string) {
+		out = append(out, &FieldError{Source: src, Field: fmt.Sprintf("users[%s].%s", name, f), Reason: reason, kind: ErrRefused})
+	}
+	const file = "is a local file path; only inline data is accepted in a kubeconfig read from a Secret"
+	if u.Exec != nil && !p.execAllowed(u.Exec.Command) {
+		refuse("exec", fmt.Sprintf("is an exec credential plugin (%q); running a command named by a Secret is refused unless --allow-exec lists its absolute path", u.Exec.Command))
+	}
+	if u.Exec != nil && len(u.Exec.Env) > 0 {
+		refuse("exec.env", "sets the environment of an exec credential plugin; refused even for an allowed plugin")
+	}
+	if u.AuthProvider != nil {
+		refuse("auth-provider", "is an auth-provider plugin; plugins named by a Secret are refused")
+	}
+	if u.TokenFile != "" {
+		refuse("tokenFile", file)
+	}
+	if u.ClientCertificate != "" {
+		refuse("client-certificate", file)
+	}
+	if u.ClientKey != "" {
+		refuse("client-key", file)
+	}
+	if u.Impersonate != "" || u.ImpersonateUID != "" || len(u.ImpersonateGroups) > 0 || len(u.ImpersonateUserExtra) > 0 {
+		refuse("as", "asks for impersonation; identities chosen by a Secret are refused")
+	}
+	return out
+}

@@ -1,0 +1,376 @@
+// Package reach connects to the clusters of a fleet: the root from the
+// operator's kubeconfig, every other one through an edge its parent holds.
+// An edge source says which clusters a cluster holds and how to reach each:
+// package capi's reads CAPI Clusters and their kubeconfig Secrets. Every
+// kubeconfig a source hands over, whatever it was made from, goes through
+// the one kubeconfig policy. Cluster implements fleet.Cluster.
+package reach
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+)
+
+// Source is one kind of edge by which a cluster holds others.
+type Source interface {
+	// Kind names the edge in a child's Edges: "capi".
+	Kind() string
+	// Children lists the clusters that conn's cluster holds by this edge,
+	// each with the edge in its Edges. A cluster that does not serve the
+	// source's API holds none by it: no error. With connect, the caller
+	// will connect to some of them: a source reads now, in one request
+	// where it can, what reaching them needs.
+	Children(ctx context.Context, conn *kube.Conn, connect bool) ([]Found, error)
+}
+
+// Found is a child a source found, and how to reach it.
+type Found struct {
+	Child fleet.Child
+	// Endpoint, when set, says where the child's credentials lead
+	// (EndpointOf; "" when the source cannot tell before connecting):
+	// children of one parent with the same endpoint are one cluster,
+	// reached by several edges. It is called only when another source
+	// found children too, so a fleet of one edge kind pays nothing for it.
+	Endpoint func() string
+	// SameAs are edges of other sources that lead to this same child, as
+	// the source's object says (OCM's cluster.x-k8s.io/cluster annotation
+	// names the CAPI Cluster of a ManagedCluster): the child found by one
+	// of them and this one are one node.
+	SameAs []fleet.Edge
+	// Config returns the client configuration that reaches the child by
+	// this edge: made of what the parent holds, through policy (the
+	// connector's, one for every source).
+	Config func(ctx context.Context, policy kubeconfig.Policy) (*rest.Config, error)
+}
+
+// EndpointOf is the endpoint of credentials for server with CA ca: equal
+// for every edge to the same server URL with the same CA.
+func EndpointOf(server string, ca []byte) string {
+	sum := sha256.Sum256(ca)
+	return strings.TrimSuffix(server, "/") + " " + hex.EncodeToString(sum[:8])
+}
+
+// KubeconfigConfig is a Found.Config for a source whose parent holds a
+// kubeconfig: kubeconfigOf reads it, and says where from.
+func KubeconfigConfig(kubeconfigOf func(ctx context.Context) (kubeconfig.Source, []byte, error)) func(context.Context, kubeconfig.Policy) (*rest.Config, error) {
+	return func(ctx context.Context, p kubeconfig.Policy) (*rest.Config, error) {
+		src, data, err := kubeconfigOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return p.RESTConfig(src, data)
+	}
+}
+
+// Connector connects to the clusters of a fleet.
+type Connector struct {
+	// Policy decides what a kubeconfig read from a parent may use.
+	Policy kubeconfig.Policy
+	// Kube makes the connections.
+	Kube *kube.Connector
+	// Sources are the edges a cluster may hold others by.
+	Sources []Source
+}
+
+// Connect returns a connection to the cluster cfg reaches. cfg is trusted:
+// it comes from the operator's own kubeconfig, not from a parent.
+func (c *Connector) Connect(cfg *rest.Config) (*Cluster, error) {
+	conn, err := c.Kube.Connect(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewCluster(c, conn), nil
+}
+
+// Cluster is a connection to one cluster; it implements fleet.Cluster.
+type Cluster struct {
+	connector *Connector
+	conn      *kube.Conn
+
+	mu sync.Mutex
+	// reach is how to reach each child Children last found, by edge.
+	reach map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error)
+}
+
+var _ fleet.Cluster[*Cluster] = &Cluster{}
+
+// NewCluster makes a Cluster of an existing connection.
+func NewCluster(c *Connector, conn *kube.Conn) *Cluster {
+	return &Cluster{connector: c, conn: conn}
+}
+
+// Kube is the connection to the cluster.
+func (c *Cluster) Kube() *kube.Conn { return c.conn }
+
+// Identity is the cluster's identity (see kube.Conn.Identity).
+func (c *Cluster) Identity(ctx context.Context) (string, error) { return c.conn.Identity(ctx) }
+
+// Endpoint is the server URL and CA of the connection (kube.Conn.Endpoint).
+func (c *Cluster) Endpoint() string { return c.conn.Endpoint() }
+
+// ServerVersion is the apiserver's gitVersion.
+func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
+	return c.conn.ServerVersion(ctx)
+}
+
+// Close closes the connection's idle network connections.
+func (c *Cluster) Close() { c.conn.Close() }
+
+// Connected is closed once the connection is open (kube.Conn.Connected).
+func (c *Cluster) Connected() <-chan struct{} { return c.conn.Connected() }
+
+// Partial marks the error of a source whose failure leaves the children
+// of the other sources known: the cluster is then read in part
+// (fleet.PartialChildren), not failed.
+func Partial(err error) error { return &partialError{err} }
+
+type partialError struct{ err error }
+
+func (e *partialError) Error() string { return e.err.Error() }
+func (e *partialError) Unwrap() error { return e.err }
+
+// Children asks every source at once for the clusters this one holds. A
+// source's error fails the cluster's read, but one marked Partial: that
+// source's children are then missing, and the error says so
+// (*fleet.PartialChildren) beside the others' children.
+func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
+	found := make([][]Found, len(c.connector.Sources))
+	errs := make([]error, len(c.connector.Sources))
+	fleet.Parallel(len(c.connector.Sources), func(i int) {
+		found[i], errs[i] = c.connector.Sources[i].Children(ctx, c.conn, connect)
+	})
+	var fatal []error
+	partial := &fleet.PartialChildren{Failed: map[string]error{}}
+	for i, err := range errs {
+		var p *partialError
+		switch {
+		case errors.As(err, &p):
+			partial.Failed[c.connector.Sources[i].Kind()] = p.err
+		case err != nil:
+			fatal = append(fatal, err)
+		}
+	}
+	if len(fatal) > 0 {
+		return nil, errors.Join(fatal...)
+	}
+	sources := 0
+	for _, fs := range found {
+		if len(fs) > 0 {
+			sources++
+		}
+	}
+	var children []fleet.Child
+	var sameAs [][]fleet.Edge
+	reach := map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error){}
+	byEndpoint := map[string]int{}
+	for _, fs := range found {
+		for _, f := range fs {
+			for _, e := range f.Child.Edges {
+				reach[e] = f.Config
+			}
+			endpoint := ""
+			if sources > 1 && f.Endpoint != nil {
+				endpoint = f.Endpoint()
+			}
+			// One node per cluster: a child whose endpoint an earlier
+			// source's child has is that child, by one more edge. Two
+			// objects of one source are two clusters, as the source says
+			// (two CAPI Clusters whose kubeconfigs name one server).
+			if i, ok := byEndpoint[endpoint]; ok && endpoint != "" && !hasKind(children[i].Edges, f.Child.Edges) {
+				merge(&children[i], f.Child)
+				sameAs[i] = append(sameAs[i], f.SameAs...)
+				continue
+			}
+			if _, seen := byEndpoint[endpoint]; !seen && endpoint != "" {
+				byEndpoint[endpoint] = len(children)
+			}
+			children = append(children, f.Child)
+			sameAs = append(sameAs, f.SameAs)
+		}
+	}
+	children = mergeSameAs(children, sameAs)
+	c.mu.Lock()
+	c.reach = reach
+	c.mu.Unlock()
+	if len(partial.Failed) > 0 {
+		return children, partial
+	}
+	return children, nil
+}
+
+// mergeSameAs merges each child that says it is the same as another
+// source's child (Found.SameAs) into that child, keeping the first one's
+// place.
+func mergeSameAs(children []fleet.Child, sameAs [][]fleet.Edge) []fleet.Child {
+	gone := make([]bool, len(children))
+	for i := range children {
+		for _, e := range sameAs[i] {
+			j := slices.IndexFunc(children, func(c fleet.Child) bool { return slices.Contains(c.Edges, e) })
+			if j < 0 || j == i || gone[j] || hasKind(children[j].Edges, children[i].Edges) {
+				continue
+			}
+			first, second := min(i, j), max(i, j)
+			merge(&children[first], children[second])
+			gone[second] = true
+			break
+		}
+	}
+	out := children[:0]
+	for i, c := range children {
+		if !gone[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// merge makes dst, a child found by some edges, the same child found by
+// src's too: src's edges follow dst's, and what only src knows fills in.
+func merge(dst *fleet.Child, src fleet.Child) {
+	dst.Edges = append(dst.Edges, src.Edges...)
+	if dst.OCM == nil {
+		dst.OCM = src.OCM
+	}
+	if dst.ArgoCDServer == "" {
+		dst.ArgoCDServer, dst.ArgoCDName = src.ArgoCDServer, src.ArgoCDName
+	}
+	if dst.Provider == "" {
+		dst.Provider = src.Provider
+	}
+	if dst.Version == "" {
+		dst.Version = src.Version
+	}
+	if len(src.Labels) > 0 {
+		labels := maps.Clone(src.Labels)
+		maps.Copy(labels, dst.Labels)
+		dst.Labels = labels
+	}
+}
+
+// hasKind reports whether edges has an edge of a kind of others.
+func hasKind(edges, others []fleet.Edge) bool {
+	for _, e := range edges {
+		for _, o := range others {
+			if e.Kind == o.Kind {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reachBy is how Children said to reach the child by e; nil when it found
+// none by e.
+func (c *Cluster) reachBy(e fleet.Edge) func(context.Context, kubeconfig.Policy) (*rest.Config, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reach[e]
+}
+
+// Connect reads what reaches a child by its first edge that works, checks
+// it against the policy and connects to the cluster it names.
+func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, error) {
+	var errs []error
+	for _, e := range child.Edges {
+		configOf := c.reachBy(e)
+		if configOf == nil {
+			errs = append(errs, fmt.Errorf("%s: not listed by %s", e, c.conn.Host()))
+			continue
+		}
+		cfg, err := configOf(ctx, c.connector.Policy)
+		if err == nil {
+			return c.connector.Connect(cfg)
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("cluster %s/%s: no edge leads to it", child.Namespace, child.Name)
+	}
+	return nil, joined(errs)
+}
+
+// joined is several errors on one line, each edge's.
+type joined []error
+
+func (j joined) Error() string {
+	msgs := make([]string, len(j))
+	for i, err := range j {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (j joined) Unwrap() []error { return j }
+
+// connectWith checks a kubeconfig read from src against the policy and
+// connects to the cluster it names.
+func (c *Cluster) connectWith(src kubeconfig.Source, data []byte) (*Cluster, error) {
+	cfg, err := c.connector.Policy.RESTConfig(src, data)
+	if err != nil {
+		return nil, err
+	}
+	return c.connector.Connect(cfg)
+}
+
+// ReadSecret reads a Secret of the cluster conn reaches; nil, and no
+// error, when it does not exist. src names it in errors.
+func ReadSecret(ctx context.Context, conn *kube.Conn, src kubeconfig.Source) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	err := conn.Client().Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: src.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("forbidden: cannot get %s: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"get\"]} in namespace %s (%w)", src, src.Namespace, err)
+	case err != nil:
+		return nil, fmt.Errorf("failed to read %s: %w", src, err)
+	}
+	return secret, nil
+}
+
+// FluxKubeconfigKeys are the keys Flux reads a spec.kubeConfig Secret at
+// when its secretRef names none, in order.
+func FluxKubeconfigKeys() []string { return []string{"value", "value.yaml"} }
+
+// ConnectSecret connects to the cluster whose kubeconfig the Secret
+// namespace/name on this cluster holds, as Flux's spec.kubeConfig.secretRef
+// names it: at key, or at the first of FluxKubeconfigKeys present. The
+// kubeconfig goes through the same policy as a child's.
+func (c *Cluster) ConnectSecret(ctx context.Context, namespace, name, key string) (*Cluster, error) {
+	src := kubeconfig.Source{Namespace: namespace, Name: name, Key: key}
+	secret, err := ReadSecret(ctx, c.conn, src)
+	switch {
+	case err != nil:
+		return nil, err
+	case secret == nil:
+		return nil, fmt.Errorf("%s not found", src)
+	}
+	keys := []string{key}
+	if key == "" {
+		keys = FluxKubeconfigKeys()
+	}
+	for _, k := range keys {
+		if data, ok := secret.Data[k]; ok {
+			src.Key = k
+			return c.connectWith(src, data)
+		}
+	}
+	src.Key = keys[0]
+	return nil, fmt.Errorf("%s has no key %s", src, strings.Join(keys, " or "))
+}

@@ -1,0 +1,193 @@
+package reach_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+)
+
+// source is an edge source of fixed children; each child's kubeconfig
+// reaches https://NAME.example, or fails with err when set.
+type source struct {
+	kind     string
+	children []string
+	err      error
+	fail     map[string]error
+	calls    *int
+}
+
+func (s source) Kind() string { return s.kind }
+
+func (s source) Children(_ context.Context, _ *kube.Conn, _ bool) ([]reach.Found, error) {
+	*s.calls++
+	if s.err != nil {
+		return nil, s.err
+	}
+	var out []reach.Found
+	for _, name := range s.children {
+		child := fleet.Child{Name: name, Edges: []fleet.Edge{{Kind: s.kind, Name: name}}}
+		out = append(out, reach.Found{Child: child, Config: reach.KubeconfigConfig(func(context.Context) (kubeconfig.Source, []byte, error) {
+			src := kubeconfig.Source{Namespace: s.kind, Name: name, Key: "value"}
+			if err := s.fail[name]; err != nil {
+				return src, nil, err
+			}
+			return src, []byte("apiVersion: v1\nkind: Config\ncurrent-context: c\n" +
+				"clusters: [{name: c, cluster: {server: 'https://" + name + ".example'}}]\n" +
+				"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"), nil
+		})})
+	}
+	return out, nil
+}
+
+func parent(sources ...reach.Source) *reach.Cluster {
+	connector := &reach.Connector{Sources: sources, Kube: kube.NewConnector(runtime.NewScheme(), nil, kube.Options{})}
+	return reach.NewCluster(connector, kube.NewConnForClient(fake.NewClientBuilder().Build(), "https://parent.example"))
+}
+
+// A cluster's children are those of every source, each asked once.
+func TestChildrenFromEverySource(t *testing.T) {
+	var a, b int
+	p := parent(source{kind: "a", children: []string{"x", "y"}, calls: &a}, source{kind: "b", children: []string{"z"}, calls: &b})
+	got, err := p.Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got {
+		names = append(names, c.Edges[0].String())
+	}
+	if strings.Join(names, ",") != "a x,a y,b z" || a != 1 || b != 1 {
+		t.Errorf("children %v, sources asked %d and %d times; want a x, a y, b z, once each", names, a, b)
+	}
+	// A source that fails fails the cluster's read, saying why.
+	p = parent(source{kind: "a", children: []string{"x"}, calls: &a}, source{kind: "b", err: errors.New("failed to list b"), calls: &b})
+	if _, err := p.Children(context.Background(), true); err == nil || !strings.Contains(err.Error(), "failed to list b") {
+		t.Errorf("Children = %v; want the failing source's error", err)
+	}
+}
+
+// A child is reached by its first edge that works; when none does, every
+// edge's error is there, and a child no source listed is not reached.
+func TestConnectTriesEachEdge(t *testing.T) {
+	var calls int
+	a := source{kind: "a", children: []string{"x"}, calls: &calls, fail: map[string]error{"x": errors.New("secret a/x not found")}}
+	b := source{kind: "b", children: []string{"x"}, calls: &calls}
+	p := parent(a, b)
+	if _, err := p.Children(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	both := fleet.Child{Name: "x", Edges: []fleet.Edge{{Kind: "a", Name: "x"}, {Kind: "b", Name: "x"}}}
+	c, err := p.Connect(context.Background(), both)
+	if err != nil || c.Kube().Host() != "https://x.example" {
+		t.Fatalf("Connect = %v; want x by its second edge", err)
+	}
+	_, err = p.Connect(context.Background(), fleet.Child{Name: "x", Edges: both.Edges[:1]})
+	if err == nil || !strings.Contains(err.Error(), "secret a/x not found") {
+		t.Errorf("Connect by a failing edge = %v; want its error", err)
+	}
+	_, err = p.Connect(context.Background(), fleet.Child{Name: "w", Edges: []fleet.Edge{{Kind: "a", Name: "w"}}})
+	if err == nil || !strings.Contains(err.Error(), "a w: not listed by https://parent.example") {
+		t.Errorf("Connect to an unlisted child = %v", err)
+	}
+}
+
+// Children of two sources whose credentials lead to one endpoint are one
+// child with both edges; two of one source stay two.
+func TestChildrenOfOneEndpointAreOneNode(t *testing.T) {
+	var calls int
+	same := func(kind string, names ...string) reach.Source {
+		return endpointSource{source: source{kind: kind, children: names, calls: &calls}}
+	}
+	p := parent(same("capi", "x", "y"), same("argocd", "z"))
+	got, err := p.Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got {
+		names = append(names, c.Name+"="+edgesOf(c))
+	}
+	if strings.Join(names, ",") != "x=capi x+argocd z,y=capi y" {
+		t.Errorf("children %v; want x by capi and argocd, y by capi alone", names)
+	}
+}
+
+// endpointSource is a source whose children all lead to one endpoint.
+type endpointSource struct{ source }
+
+func (s endpointSource) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.source.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].Endpoint = func() string { return reach.EndpointOf("https://one.example", []byte("CA")) }
+	}
+	return found, err
+}
+
+// sameAsSource is a source whose child NAME says it is the CAPI Cluster
+// ns/NAME (as OCM's cluster.x-k8s.io/cluster annotation does), and knows
+// what only it can.
+type sameAsSource struct{ source }
+
+func (s sameAsSource) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.source.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].SameAs = []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: found[i].Child.Name}}
+		found[i].Child.OCM = &fleet.Registration{ClusterSet: "blue"}
+		found[i].Child.Labels = map[string]string{"set": "blue"}
+	}
+	return found, err
+}
+
+// A child that names another source's child as itself is that child, by
+// one more edge, wherever its credentials lead, and adds what it knows;
+// one that names no child found stays a child of its own.
+func TestChildThatSaysItIsAnotherIsOneNode(t *testing.T) {
+	var calls int
+	capi := namespaced{source{kind: "capi", children: []string{"x", "y"}, calls: &calls}}
+	ocm := sameAsSource{source{kind: "ocm", children: []string{"w", "x"}, calls: &calls}}
+	got, err := parent(ocm, capi).Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got {
+		set := ""
+		if c.OCM != nil {
+			set = " set " + c.OCM.ClusterSet + " label " + c.Labels["set"]
+		}
+		names = append(names, c.Name+"="+edgesOf(c)+set)
+	}
+	want := "w=ocm w set blue label blue,x=ocm x+capi ns/x set blue label blue,y=capi ns/y"
+	if strings.Join(names, ",") != want {
+		t.Errorf("children\n%v\nwant\n%v", strings.Join(names, ","), want)
+	}
+}
+
+// namespaced is a source whose objects live in namespace ns.
+type namespaced struct{ source }
+
+func (s namespaced) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.source.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].Child.Edges[0].Namespace = "ns"
+	}
+	return found, err
+}
+
+// edgesOf is a child's edges, "capi ns/x+argocd x".
+func edgesOf(c fleet.Child) string {
+	edges := make([]string, len(c.Edges))
+	for i, e := range c.Edges {
+		edges[i] = e.String()
+	}
+	return strings.Join(edges, "+")
+}

@@ -1,0 +1,234 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss/tree"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+// Describe draws one cluster in depth: its summary, the CAPI object tree
+// of its Cluster on the parent, its Flux objects as a tree of sources and
+// what applies them, and its drift findings.
+func Describe(w io.Writer, d *describe.Description, opts Options) error {
+	d = escape.Copy(d)
+	st := newStyles(w, opts.Color)
+	n := d.Cluster
+	var b strings.Builder
+	field := func(name, value string) {
+		fmt.Fprintf(&b, "%s %s\n", st.header.Render(fmt.Sprintf("%-10s", name+":")), value)
+	}
+	field("Cluster", fmt.Sprintf("%s (%s)", fleet.DescribePath(n.Path), strings.TrimPrefix(n.Namespace+"/"+n.Name, "/")))
+	if e := edges(n); e != "" {
+		field("Reached", e)
+	}
+	if n.Error != "" {
+		field("Error", st.bad.Render(oneLine(n.Error)))
+	}
+	field("Provider", dash(n.Provider))
+	field("Version", dash(version(n)))
+	phase := dash(n.Phase)
+	if n.Available != "" {
+		phase += ", Available " + n.Available
+	}
+	field("Phase", phase)
+	if r := n.OCM; r != nil {
+		state, health := ocmSummary(r)
+		accepted := "not accepted"
+		if r.Accepted {
+			accepted = "accepted"
+		}
+		field("OCM", paint(st, health, state)+st.dim.Render(fmt.Sprintf(" (%s, joined %s, available %s, reports %s)", accepted, dash(r.Joined), dash(r.Available), dash(r.Version))))
+	}
+	switch {
+	case d.Nodes != nil:
+		field("Nodes", fmt.Sprintf("%d (%d Ready)", d.Nodes.Total, d.Nodes.Ready))
+	case d.NodesError != "":
+		field("Nodes", st.bad.Render(d.NodesError))
+	}
+	flux, _ := fluxSummary(n)
+	if n.Flux != nil && n.Flux.Revision != "" {
+		flux += "  " + n.Flux.Revision
+	}
+	field("Flux", dash(flux))
+	if argo, health := argoCDSummary(n); argo != "" {
+		field("Argo CD", paint(st, health, argo))
+	}
+
+	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
+	switch {
+	case d.CAPI != nil:
+		b.WriteString(lineTree(d.CAPI, st, capiLine, func(o *describe.Object) []*describe.Object { return o.Children }).String() + "\n")
+	case d.CAPIError != "":
+		b.WriteString(st.bad.Render("✗ "+d.CAPIError) + "\n")
+	default:
+		b.WriteString(st.dim.Render("none: the root cluster is described by no Cluster object") + "\n")
+	}
+
+	b.WriteString("\n" + st.header.Render("Flux objects") + "\n")
+	if len(d.Flux) == 0 {
+		b.WriteString(st.dim.Render("none") + "\n")
+	}
+	for _, it := range d.Flux {
+		b.WriteString(lineTree(it, st, fluxLine, func(it *describe.FluxItem) []*describe.FluxItem { return it.Children }).String() + "\n")
+	}
+
+	if len(n.Applications) > 0 || n.ArgoCD != nil && len(n.ArgoCD.Applications) > 0 {
+		b.WriteString("\n" + st.header.Render("Argo CD Applications") + "\n")
+		for _, a := range n.Applications {
+			text, fine := applicationText(n, a)
+			b.WriteString(paint(st, map[bool]int{true: plain, false: warn}[fine], text) + "\n")
+		}
+		for _, a := range elsewhere(n) {
+			target := st.bad.Render("no cluster the hub knows (destination " + a.Destination + ")")
+			switch {
+			case a.Target != nil:
+				target = fleet.DescribePath(*a.Target)
+			case a.TargetUnknown:
+				target = "destination " + a.Destination
+			}
+			fmt.Fprintf(&b, "Application %s/%s here deploys to %s\n", a.Namespace, a.Name, target)
+		}
+	}
+
+	b.WriteString("\n" + st.header.Render("Clusters") + st.dim.Render(" (that it holds)") + "\n")
+	if d.ClustersError != "" {
+		b.WriteString(st.bad.Render("✗ "+d.ClustersError) + "\n")
+	}
+	if len(d.Clusters) == 0 && d.ClustersError == "" {
+		b.WriteString(st.dim.Render("none") + "\n")
+	}
+	for _, c := range d.Clusters {
+		b.WriteString(fleet.DescribePath(c.Path) + "  " + st.dim.Render(edgeList(c.Edges)) + "\n")
+	}
+
+	b.WriteString("\n" + st.header.Render("Drift") + "\n")
+	if len(d.Findings) == 0 {
+		b.WriteString(st.good.Render("none") + "\n")
+	}
+	for _, l := range findingLines(d.Findings, st) {
+		b.WriteString(l + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// lineTree draws item and, below it, its children, recursively: line
+// draws one item, children gives its children.
+func lineTree[T any](item T, st styles, line func(T, styles) string, children func(T) []T) *tree.Tree {
+	t := tree.Root(line(item, st)).EnumeratorStyle(st.enum)
+	for _, c := range children(item) {
+		if len(children(c)) == 0 {
+			t.Child(line(c, st))
+			continue
+		}
+		t.Child(lineTree(c, st, line, children))
+	}
+	return t
+}
+
+// capiLine is an object and its conditions: Available, Ready, UpToDate,
+// with the reason and message of the first that is not True.
+func capiLine(o *describe.Object, st styles) string {
+	name := o.Name
+	if o.Kind != "" {
+		name = o.Kind + "/" + o.Name
+	}
+	if o.Role != "" && o.Kind != "" {
+		name = o.Role + " - " + name
+	}
+	var parts []string
+	health := good
+	var why *describe.Condition
+	for _, c := range []*describe.Condition{o.Available, o.Ready, o.UpToDate} {
+		if c == nil {
+			continue
+		}
+		parts = append(parts, c.Type+"="+c.Status)
+		if c.Status != "True" {
+			health = bad
+			if why == nil {
+				why = c
+			}
+		}
+	}
+	line := st.name.Render(name)
+	if len(parts) > 0 {
+		style := st.good
+		if health == bad {
+			style = st.bad
+		}
+		line += "  " + style.Render(strings.Join(parts, " "))
+	}
+	if why != nil {
+		line += "  " + st.bad.Render(conditionText(why))
+	}
+	if len(o.Group) > 0 {
+		line += st.dim.Render("  (" + strings.Join(o.Group, ", ") + ")")
+	}
+	for _, c := range o.Other {
+		line += "\n" + st.dim.Render("  "+c.Type+"="+c.Status+" "+conditionText(c))
+	}
+	return line
+}
+
+// conditionText is a condition's reason, since when, and message.
+func conditionText(c *describe.Condition) string {
+	s := c.Reason
+	if c.Since != "" {
+		s += " since " + c.Since
+	}
+	if c.Message != "" {
+		s += ": " + c.Message
+	}
+	return strings.TrimSpace(s)
+}
+
+func fluxLine(it *describe.FluxItem, st styles) string {
+	line := st.name.Render(it.Kind + " " + it.Namespace + "/" + it.Name)
+	switch {
+	case it.Suspended:
+		line += "  " + st.warn.Render("suspended")
+	case it.IsReady():
+		line += "  " + st.good.Render("ready")
+	default:
+		msg := "not ready"
+		if it.Message != "" {
+			msg += ": " + it.Message
+		}
+		line += "  " + st.bad.Render(msg)
+	}
+	if it.Revision != "" {
+		line += "  " + it.Revision
+	}
+	if len(it.DependsOn) > 0 {
+		line += st.dim.Render("  after " + strings.Join(it.DependsOn, ", "))
+	}
+	switch {
+	case it.AppliesTo != "":
+		line += "  " + st.header.Render("→ "+fleet.DisplayPath(it.AppliesTo))
+	case it.Remote:
+		line += "  " + st.warn.Render("→ secret "+it.KubeConfigSecret+" (no Cluster of this cluster)")
+	}
+	return line
+}
+
+// elsewhere are the Applications n holds that deploy to another cluster,
+// or to none it knows.
+func elsewhere(n *fleet.Node) []fleet.Application {
+	if n.ArgoCD == nil {
+		return nil
+	}
+	var out []fleet.Application
+	for _, a := range n.ArgoCD.Applications {
+		if a.Target == nil || *a.Target != n.Path {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,616 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/tree"
+	"github.com/muesli/termenv"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+// Options control how a model is drawn.
+type Options struct {
+	// Color turns on ANSI colours; callers decide it once from the
+	// --color flag, NO_COLOR and whether the output is a terminal.
+	Color bool
+	// Drift marks clusters with drift findings and draws the findings.
+	Drift bool
+	// Git draws, under each cluster, the file of the checkout that
+	// declares its Cluster object.
+	Git bool
+}
+
+// engines says which columns beyond CAPI's and Flux's an output has: OCM
+// where some cluster of it is managed by an OCM hub, ARGO CD where some
+// runs Argo CD or is deployed to by it.
+type engines struct{ ocm, argocd bool }
+
+func enginesOf(nodes ...*fleet.Node) engines {
+	var e engines
+	var visit func(n *fleet.Node)
+	visit = func(n *fleet.Node) {
+		e.ocm = e.ocm || n.OCM != nil
+		e.argocd = e.argocd || len(n.Applications) > 0 || n.ArgoCD != nil && (len(n.ArgoCD.Applications) > 0 || n.ArgoCD.Error != "")
+		for _, c := range n.Children {
+			visit(c)
+		}
+	}
+	for _, n := range nodes {
+		visit(n)
+	}
+	return e
+}
+
+// The columns of a cluster row, in order.
+func treeColumns(e engines) []string {
+	cols := []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS"}
+	if e.ocm {
+		cols = append(cols, "OCM")
+	}
+	cols = append(cols, "FLUX")
+	if e.argocd {
+		cols = append(cols, "ARGO CD")
+	}
+	return append(cols, "REVISION", "DECLARED BY")
+}
+
+type styles struct {
+	plain, header, name, enum, bad, warn, good, dim lipgloss.Style
+}
+
+func newStyles(w io.Writer, color bool) styles {
+	r := lipgloss.NewRenderer(w)
+	r.SetColorProfile(termenv.Ascii)
+	if color {
+		r.SetColorProfile(termenv.ANSI)
+	}
+	return styles{
+		plain:  r.NewStyle(),
+		header: r.NewStyle().Bold(true),
+		name:   r.NewStyle().Bold(true),
+		enum:   r.NewStyle().PaddingRight(1).Foreground(lipgloss.Color("8")),
+		bad:    r.NewStyle().Foreground(lipgloss.Color("1")),
+		warn:   r.NewStyle().Foreground(lipgloss.Color("3")),
+		good:   r.NewStyle().Foreground(lipgloss.Color("2")),
+		dim:    r.NewStyle().Foreground(lipgloss.Color("8")),
+	}
+}
+
+// row is one cluster's cells, plain text, before padding and colour.
+type row struct {
+	depth int
+	cells []string
+	// health colours a cell: 0 none, 1 good, 2 warn, 3 bad.
+	health []int
+}
+
+const (
+	plain = iota
+	good
+	warn
+	bad
+)
+
+// enumWidth is the width lipgloss' default enumerator takes per level
+// ("├── ", "│   ").
+const enumWidth = 4
+
+// Tree draws the subtree at root: a header, then one row per cluster with
+// its columns aligned across the whole tree, and under each cluster the
+// problems found on it.
+func Tree(w io.Writer, root *fleet.Node, opts Options) error {
+	header, lines := TreeLines(root, opts)
+	if _, err := fmt.Fprintln(w, header); err != nil {
+		return err
+	}
+	size := 0
+	for _, l := range lines {
+		size += len(l.Text) + 1
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, l := range lines {
+		b.WriteString(l.Text)
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Line is one line of a tree as Tree draws it, and the cluster it is of.
+type Line struct {
+	// Path is the path of the cluster the line is of: its row, or a
+	// line drawn under its row ("" is the root).
+	Path string
+	// Cluster is true for the cluster's row, false for the lines under it.
+	Cluster bool
+	// Text is the line, with its branches, in colour when Options.Color
+	// is set; it ends with no newline.
+	Text string
+}
+
+// TreeLines draws the tree Tree draws, its header apart and its lines
+// with the cluster each is of, for a screen that selects and filters
+// clusters: the header and lines, each followed by a newline, are Tree's
+// output byte for byte.
+func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
+	root = escape.Copy(root)
+	st := newStyles(io.Discard, opts.Color)
+	rows := map[*fleet.Node]*row{}
+	eng := enginesOf(root)
+	columns := treeColumns(eng)
+	widths := make([]int, len(columns))
+	for i, c := range columns {
+		widths[i] = len(c)
+	}
+	var collect func(n *fleet.Node, depth int)
+	collect = func(n *fleet.Node, depth int) {
+		r := clusterRow(n, depth, depth == 0, eng)
+		rows[n] = r
+		for i, c := range r.cells {
+			width := lipgloss.Width(c)
+			if i == 0 {
+				width += depth * enumWidth
+			}
+			widths[i] = max(widths[i], width)
+		}
+		for _, c := range n.Children {
+			collect(c, depth+1)
+		}
+	}
+	collect(root, 0)
+
+	format := func(r *row) string {
+		var b strings.Builder
+		for i, c := range r.cells {
+			width := widths[i]
+			if i == 0 {
+				width -= r.depth * enumWidth
+			}
+			cell := c + strings.Repeat(" ", max(0, width-lipgloss.Width(c)))
+			if i == len(r.cells)-1 {
+				cell = c
+			}
+			switch {
+			case i == 0 && r.health[i] == bad:
+				cell = st.name.Inherit(st.bad).Render(cell)
+			case i == 0:
+				cell = st.name.Render(cell)
+			case r.health[i] == good:
+				cell = st.good.Render(cell)
+			case r.health[i] == warn:
+				cell = st.warn.Render(cell)
+			case r.health[i] == bad:
+				cell = st.bad.Render(cell)
+			}
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(cell)
+		}
+		return strings.TrimRight(b.String(), " ")
+	}
+
+	// owners says, in the order the tree draws its items, how many lines
+	// each item takes and which cluster it is of: the tree draws each
+	// item's lines in that order, its branches before them.
+	var owners []Line
+	own := func(item, path string, cluster bool) {
+		owners = append(owners, Line{Path: path, Cluster: cluster})
+		for range strings.Count(item, "\n") {
+			owners = append(owners, Line{Path: path})
+		}
+	}
+	var build func(n *fleet.Node) *tree.Tree
+	build = func(n *fleet.Node) *tree.Tree {
+		head := format(rows[n])
+		if opts.Drift && len(n.Findings) > 0 {
+			head += "  " + st.bad.Render(fmt.Sprintf("≠ %s", fleet.Plural(len(n.Findings), "drift finding")))
+		}
+		own(head, n.Path, true)
+		t := tree.Root(head).EnumeratorStyle(st.enum)
+		if opts.Git && n.Path != "" {
+			where := "⌂ not declared in the checkout"
+			if n.DeclaredIn != "" {
+				where = "⌂ declared in " + n.DeclaredIn
+			}
+			leaf := st.dim.Render(where)
+			own(leaf, n.Path, false)
+			t.Child(leaf)
+		}
+		for _, leaf := range problems(n, st, opts.Drift) {
+			own(leaf, n.Path, false)
+			t.Child(leaf)
+		}
+		for _, c := range n.Children {
+			t.Child(build(c))
+		}
+		return t
+	}
+
+	cells := make([]string, len(columns))
+	for i, c := range columns {
+		cells[i] = c + strings.Repeat(" ", widths[i]-len(c))
+		if i == len(columns)-1 {
+			cells[i] = c
+		}
+	}
+	header = st.header.Render(strings.Join(cells, "  "))
+	texts := strings.Split(build(root).String(), "\n")
+	if len(texts) != len(owners) {
+		// The tree drew lines this count did not foresee: keep them all,
+		// of the root, rather than lose or misplace one.
+		owners = make([]Line, len(texts))
+	}
+	for i := range owners {
+		owners[i].Text = texts[i]
+	}
+	return header, owners
+}
+
+// clusterRow is a cluster's cells, those of treeColumns(e).
+func clusterRow(n *fleet.Node, depth int, isRoot bool, e engines) *row {
+	name := n.Name
+	if !isRoot && !n.InvalidName {
+		name = lastSegment(n.Path)
+	}
+	name = flagInvalid(name, n)
+	r := &row{depth: depth}
+	add := func(cell string, health int) {
+		if cell == "" {
+			cell = "-"
+		}
+		r.cells = append(r.cells, cell)
+		r.health = append(r.health, health)
+	}
+	nameHealth := plain
+	if n.Error != "" || n.InvalidName {
+		nameHealth = bad
+	}
+	add(name, nameHealth)
+	add(n.Provider, plain)
+	add(version(n), versionHealth(n))
+	add(n.Phase, phaseHealth(n.Phase))
+	add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
+	add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
+	add(replicas(n.Workers), replicaHealth(n.Workers))
+	if e.ocm {
+		add(ocmSummary(n.OCM))
+	}
+	fluxCell, fluxHealth := fluxSummary(n)
+	add(fluxCell, fluxHealth)
+	if e.argocd {
+		add(argoCDSummary(n))
+	}
+	rev := ""
+	if n.Flux != nil {
+		rev = n.Flux.Revision
+	}
+	add(rev, plain)
+	add(n.DeclaredBy, plain)
+	return r
+}
+
+// flagInvalid marks the name of a cluster whose Cluster object's name or
+// namespace no apiserver would accept (a hostile or broken parent): quoted,
+// and flagged.
+func flagInvalid(name string, n *fleet.Node) string {
+	if !n.InvalidName {
+		return name
+	}
+	return `"` + name + `" (invalid name)`
+}
+
+func lastSegment(path string) string {
+	if i := strings.LastIndex(path, "/"); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+func version(n *fleet.Node) string {
+	switch {
+	case n.Version == "":
+		return n.LiveVersion
+	case n.LiveVersion == "" || n.LiveVersion == n.Version:
+		return n.Version
+	default:
+		return n.Version + " (live " + n.LiveVersion + ")"
+	}
+}
+
+func versionHealth(n *fleet.Node) int {
+	if n.Version != "" && n.LiveVersion != "" && n.Version != n.LiveVersion {
+		return warn
+	}
+	return plain
+}
+
+func phaseHealth(phase string) int {
+	switch phase {
+	case "Provisioned":
+		return good
+	case "Failed", "Deleting":
+		return bad
+	case "":
+		return plain
+	}
+	return warn
+}
+
+func replicas(r *fleet.Replicas) string {
+	if r == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", r.Ready, r.Desired)
+}
+
+func replicaHealth(r *fleet.Replicas) int {
+	switch {
+	case r == nil:
+		return plain
+	case r.Ready < r.Desired:
+		return warn
+	}
+	return good
+}
+
+// ocmSummary is what an OCM hub says of a cluster, in a word, after its
+// ManagedClusterSet: "blue: available", "not joined".
+func ocmSummary(r *fleet.Registration) (string, int) {
+	if r == nil {
+		return "", plain
+	}
+	state, health := "available", good
+	switch {
+	case !r.Accepted:
+		state, health = "not accepted", warn
+	case r.Joined != "True":
+		state, health = "not joined", bad
+	case r.Available == "False":
+		state, health = "unavailable", bad
+	case r.Available != "True":
+		state, health = "availability unknown", warn
+	}
+	if r.ClusterSet != "" {
+		state = r.ClusterSet + ": " + state
+	}
+	return state, health
+}
+
+// argoCDSummary is the state of the Applications that deploy to n: how
+// many are synced and healthy, how many have automated sync off.
+func argoCDSummary(n *fleet.Node) (string, int) {
+	if n.ArgoCD != nil && n.ArgoCD.Error != "" {
+		return "error", bad
+	}
+	if len(n.Applications) == 0 {
+		return "", plain
+	}
+	fine, off, health := 0, 0, good
+	for _, a := range n.Applications {
+		switch {
+		case a.Good():
+			fine++
+		case a.Health == "Degraded" || a.Health == "Missing" || a.Operation == "Failed" || a.Operation == "Error":
+			health = bad
+		}
+		if a.Automated != nil && !*a.Automated {
+			off++
+		}
+	}
+	if fine < len(n.Applications) && health == good {
+		health = warn
+	}
+	cell := fmt.Sprintf("apps %d/%d", fine, len(n.Applications))
+	if off > 0 {
+		cell += fmt.Sprintf(", %d auto-sync off", off)
+		health = max(health, warn)
+	}
+	return cell, health
+}
+
+func fluxSummary(n *fleet.Node) (string, int) {
+	f := n.Flux
+	switch {
+	case f == nil:
+		return "", plain
+	case !f.Installed && f.Error == "":
+		return "not installed", plain
+	}
+	var parts []string
+	health := good
+	for _, c := range []struct {
+		label string
+		count fleet.Count
+	}{{"ks", f.Kustomizations}, {"hr", f.HelmReleases}} {
+		if c.count.Total == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d/%d", c.label, c.count.Ready, c.count.Total))
+		if c.count.Ready < c.count.Total {
+			health = warn
+		}
+	}
+	if f.Suspended > 0 {
+		parts = append(parts, fmt.Sprintf("%d suspended", f.Suspended))
+		health = warn
+	}
+	if f.Error != "" {
+		parts = append(parts, "error")
+		health = bad
+	}
+	if len(parts) == 0 {
+		return "none", plain
+	}
+	return strings.Join(parts, ", "), health
+}
+
+// edges says how the parent reaches n ("by argocd Secret argocd/cluster-a,
+// capi Cluster tenants/a"), where that is not the usual one: a CAPI
+// Cluster alone, whose kubeconfig Secret is beside it.
+func edges(n *fleet.Node) string {
+	if len(n.Edges) == 1 && n.Edges[0].Kind == "capi" {
+		return ""
+	}
+	return edgeList(n.Edges)
+}
+
+// edgeList is "by " and each edge: its kind, the kind and name of its object.
+func edgeList(es []fleet.Edge) string {
+	if len(es) == 0 {
+		return ""
+	}
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Kind + " " + edgeObject(e.Kind) + " " + strings.TrimPrefix(e.Namespace+"/"+e.Name, "/")
+	}
+	return "by " + strings.Join(parts, ", ")
+}
+
+// edgeObject names the kind of object an edge source reads on the parent.
+func edgeObject(kind string) string {
+	switch kind {
+	case "capi":
+		return "Cluster"
+	case "argocd":
+		return "Secret"
+	case "ocm":
+		return "ManagedCluster"
+	}
+	return "object"
+}
+
+// problems are the leaves drawn under a cluster: how the parent reaches it
+// when that is not by CAPI alone, why it could not be read,
+// Flux objects that are not ready or are suspended, and the parent's Flux
+// objects that apply to it through spec.kubeConfig.
+//
+// With drift, the findings take the place of the Flux objects' problems,
+// which they include.
+func problems(n *fleet.Node, st styles, drift bool) []string {
+	var out []string
+	if e := edges(n); e != "" {
+		out = append(out, st.dim.Render("⇠ "+e))
+	}
+	if n.Error != "" {
+		out = append(out, st.bad.Render("✗ "+n.Error))
+	}
+	var objects []fleet.FluxObject
+	if n.Flux != nil {
+		if n.Flux.Error != "" {
+			out = append(out, st.bad.Render("✗ flux: "+n.Flux.Error))
+		}
+		objects = n.Flux.Objects
+	}
+	for _, name := range n.ProbeErrorNames() {
+		out = append(out, st.bad.Render("✗ "+name+": "+n.ProbeErrors[name]))
+	}
+	if drift {
+		var rest []fleet.Finding
+		for _, f := range n.Findings {
+			if f.Kind != "unreadable" {
+				rest = append(rest, f)
+			}
+		}
+		out = append(out, findingLines(rest, st)...)
+		objects = nil
+	}
+	for _, o := range objects {
+		id := o.Kind + " " + o.Namespace + "/" + o.Name
+		switch {
+		case o.Suspended:
+			out = append(out, st.warn.Render("‖ "+id+" is suspended"))
+		case !o.IsReady():
+			msg := id + " is not ready"
+			if o.Message != "" {
+				msg += ": " + o.Message
+			}
+			out = append(out, st.warn.Render("! "+msg))
+		}
+	}
+	for _, a := range n.Applications {
+		out = append(out, applicationLine(n, a, st))
+	}
+	for _, a := range elsewhere(n) {
+		if a.Target == nil && !a.TargetUnknown {
+			out = append(out, st.warn.Render(fmt.Sprintf("! Application %s/%s here deploys to no cluster this one knows (destination %s)", a.Namespace, a.Name, a.Destination)))
+		}
+	}
+	for _, o := range n.AppliedFrom {
+		state := "ready"
+		if !o.IsReady() {
+			state = "not ready"
+		}
+		if o.Suspended {
+			state = "suspended"
+		}
+		out = append(out, st.dim.Render(fmt.Sprintf("← %s %s/%s on the parent applies here (spec.kubeConfig), %s", o.Kind, o.Namespace, o.Name, state)))
+	}
+	return out
+}
+
+// applicationLine is an Application that deploys to n, drawn under n.
+func applicationLine(n *fleet.Node, a fleet.Application, st styles) string {
+	text, fine := applicationText(n, a)
+	if fine {
+		return st.dim.Render("← " + text)
+	}
+	return st.warn.Render("← " + text)
+}
+
+// applicationText says of an Application that deploys to n where it is
+// held and its state, and whether all is well with it.
+func applicationText(n *fleet.Node, a fleet.Application) (string, bool) {
+	where := "applies here (in-cluster)"
+	if a.Holder != n.Path {
+		where = "on " + fleet.DescribePath(a.Holder) + " applies here"
+	}
+	state := []string{orUnknown(a.Sync), orUnknown(a.Health)}
+	if a.Operation != "" && a.Operation != "Succeeded" {
+		state = append(state, "sync "+a.Operation)
+	}
+	switch {
+	case a.Automated == nil:
+		state = append(state, "manual sync")
+	case !*a.Automated:
+		off := "auto-sync off"
+		if s := a.Suspension; s != nil && s.By != "" {
+			off += " by " + s.By
+		}
+		state = append(state, off)
+	}
+	if a.SkipReconcile {
+		state = append(state, "skip-reconcile")
+	}
+	line := fmt.Sprintf("Application %s/%s %s, %s", a.Namespace, a.Name, where, strings.Join(state, ", "))
+	if a.Message != "" && !a.Good() {
+		line += ": " + a.Message
+	}
+	return line, a.Good() && a.Automated != nil && *a.Automated && !a.SkipReconcile
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "Unknown"
+	}
+	return s
+}
+
+// paint colours s by its health.
+func paint(st styles, health int, s string) string {
+	switch health {
+	case good:
+		return st.good.Render(s)
+	case warn:
+		return st.warn.Render(s)
+	case bad:
+		return st.bad.Render(s)
+	}
+	return st.plain.Render(s)
+}

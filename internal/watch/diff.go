@@ -1,0 +1,158 @@
+package watch
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+// rowOf is n's row in the stream.
+func rowOf(n *fleet.Node) *Row {
+	if n == nil {
+		return nil
+	}
+	r := &Row{
+		Path: n.Path, Name: n.Name, Namespace: n.Namespace, Provider: n.Provider, Version: n.Version,
+		LiveVersion: n.LiveVersion, Phase: n.Phase, Available: n.Available, Labels: n.Labels,
+		ControlPlane: n.ControlPlane, Workers: n.Workers, Error: n.Error,
+	}
+	if f := n.Flux; f != nil {
+		r.Flux = &FluxSummary{Installed: f.Installed, Kustomizations: f.Kustomizations, HelmReleases: f.HelmReleases, Suspended: f.Suspended, Revision: f.Revision}
+	}
+	return r
+}
+
+// diff emits the events that turn old into next: the cluster's row, its
+// Flux objects, Argo CD Applications and drift findings, and with
+// recursive, those of the clusters below, matched by path. A nil old is a
+// cluster added, a nil next one deleted. w.mu is held.
+func (w *Watcher[C]) diff(old, next *fleet.Node, recursive bool) {
+	switch {
+	case old == nil && next == nil:
+		return
+	case old == nil:
+		w.emit(Event{Path: next.Path, Kind: KindCluster, Namespace: next.Namespace, Name: next.Name, Change: Added, After: rowOf(next)})
+	case next == nil:
+		w.emit(Event{Path: old.Path, Kind: KindCluster, Namespace: old.Namespace, Name: old.Name, Change: Deleted, Before: rowOf(old)})
+	default:
+		if before, after := rowOf(old), rowOf(next); !reflect.DeepEqual(before, after) {
+			w.emit(Event{Path: next.Path, Kind: KindCluster, Namespace: next.Namespace, Name: next.Name, Change: Modified, Before: before, After: after})
+		}
+	}
+	w.diffContent(old, next)
+	if recursive {
+		w.diffChildren(old, next)
+	}
+}
+
+// diffChildren diffs the subtrees below old and next, matched by path.
+func (w *Watcher[C]) diffChildren(old, next *fleet.Node) {
+	before := map[string]*fleet.Node{}
+	if old != nil {
+		for _, c := range old.Children {
+			before[c.Path] = c
+		}
+	}
+	if next != nil {
+		for _, c := range next.Children {
+			w.diff(before[c.Path], c, true)
+			delete(before, c.Path)
+		}
+	}
+	if old != nil {
+		for _, c := range old.Children {
+			if _, gone := before[c.Path]; gone {
+				w.diff(c, nil, true)
+			}
+		}
+	}
+}
+
+// item is one object of a cluster in the stream: its event's kind,
+// namespace, name and row.
+type item struct {
+	kind, namespace, name string
+	row                   any
+}
+
+// diffContent emits the events of the objects of a cluster: those of old
+// and next, matched by kind, namespace and name.
+func (w *Watcher[C]) diffContent(old, next *fleet.Node) {
+	path := ""
+	if old != nil {
+		path = old.Path
+	}
+	if next != nil {
+		path = next.Path
+	}
+	before, after := itemsOf(old), itemsOf(next)
+	index := map[[3]string]item{}
+	for _, it := range before {
+		index[[3]string{it.kind, it.namespace, it.name}] = it
+	}
+	for _, it := range after {
+		key := [3]string{it.kind, it.namespace, it.name}
+		prev, ok := index[key]
+		delete(index, key)
+		switch {
+		case !ok:
+			w.emit(Event{Path: path, Kind: it.kind, Namespace: it.namespace, Name: it.name, Change: Added, After: it.row})
+		case it.kind != KindFinding && !reflect.DeepEqual(prev.row, it.row):
+			// A finding appears or clears; what it says of the time
+			// since changes with the clock.
+			w.emit(Event{Path: path, Kind: it.kind, Namespace: it.namespace, Name: it.name, Change: Modified, Before: prev.row, After: it.row})
+		}
+	}
+	for _, it := range before {
+		if _, gone := index[[3]string{it.kind, it.namespace, it.name}]; gone {
+			w.emit(Event{Path: path, Kind: it.kind, Namespace: it.namespace, Name: it.name, Change: Deleted, Before: it.row})
+		}
+	}
+}
+
+// itemsOf are the objects of n's cluster that the stream reports.
+func itemsOf(n *fleet.Node) []item {
+	if n == nil {
+		return nil
+	}
+	var out []item
+	for _, o := range objectsOf(n.Flux) {
+		out = append(out, item{kind: o.Kind, namespace: o.Namespace, name: o.Name, row: o})
+	}
+	if n.ArgoCD != nil {
+		for _, a := range n.ArgoCD.Applications {
+			a.Holder, a.Target, a.TargetUnknown = "", nil, false // linked after: not a change of the Application
+			out = append(out, item{kind: "Application", namespace: a.Namespace, name: a.Name, row: a})
+		}
+	}
+	for _, f := range n.Findings {
+		name, namespace := "", ""
+		if f.Object != nil {
+			name, namespace = f.Object.Kind+"/"+f.Object.Name, f.Object.Namespace
+		}
+		out = append(out, item{kind: KindFinding, namespace: namespace, name: string(f.Kind) + ":" + name, row: f})
+	}
+	return out
+}
+
+func objectsOf(f *fleet.Flux) []fleet.FluxObject {
+	if f == nil {
+		return nil
+	}
+	return f.Objects
+}
+
+// objectMeta is what an event's object says of itself.
+type objectMeta struct {
+	Metadata struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"metadata"`
+}
+
+func metaOf(raw json.RawMessage) objectMeta {
+	var m objectMeta
+	_ = json.Unmarshal(raw, &m)
+	return m
+}

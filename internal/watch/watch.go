@@ -1,0 +1,739 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+)
+
+// Cluster is a connection the walk made, as the watch needs it.
+type Cluster[C any] interface {
+	fleet.Cluster[C]
+	kube.Connected
+}
+
+// Options tune a watch.
+type Options[C any] struct {
+	// Walk are the options of the walk that the watch follows: those of a
+	// cluster read again, or of a subtree walked when a Cluster appears.
+	// The watch keeps every connection.
+	Walk   fleet.Options
+	Probes []fleet.Probe[C]
+	// Analyze, when set, finds a cluster's drift (Node.Findings) after
+	// it changed: the findings that appear and clear are events.
+	Analyze func(n *fleet.Node)
+	// Emit receives every event, in order, from a goroutine of the
+	// watch's; the watch goes on while it writes, up to 65536 events
+	// ahead, and then waits for it (Ctrl-C does not).
+	Emit func(Event)
+	// StreamTimeout is how long the apiserver keeps one watch open before
+	// it is opened again (default: between 5 and 10 minutes, each).
+	StreamTimeout time.Duration
+	// Debounce gathers the changes of a cluster that make it read again
+	// (default 100ms).
+	Debounce time.Duration
+	// MinBackoff and MaxBackoff bound the wait before a broken watch is
+	// opened again (default 250ms and 10s).
+	MinBackoff, MaxBackoff time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Watcher keeps a walked fleet up to date.
+type Watcher[C Cluster[C]] struct {
+	opts Options[C]
+
+	mu       sync.Mutex
+	root     *fleet.Node
+	parents  map[*fleet.Node]*fleet.Node
+	clusters map[*fleet.Node]*cluster[C]
+	// follow maps each cluster whose children the walk walked to how many
+	// levels below it are walked (-1: all): a Cluster that appears there
+	// is walked. Below the others (the clusters on the way to a selection,
+	// and past --depth) no new cluster is walked.
+	follow  map[*fleet.Node]int
+	changed map[string]time.Time
+	down    map[string]Down
+	recent  []time.Time
+	last    time.Time
+	updates chan struct{}
+	// events carry what emit records to Emit, from a goroutine of its
+	// own: a reader that does not read holds the watch back, up to the
+	// channel's size, but never Ctrl-C.
+	events chan Event
+	// initial is true while the fleet as the walk found it is emitted:
+	// those events are no changes.
+	initial bool
+	wg      sync.WaitGroup
+	ctx     context.Context
+}
+
+// cluster is the watch of one cluster.
+type cluster[C any] struct {
+	node *fleet.Node
+	conn C
+	// ctx ends the cluster's watches; stop cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// watching are the listings watched, by key; fluxKinds the Flux kinds
+	// among them, whose objects the watches keep up to date.
+	watching, fluxKinds map[string]bool
+	refresh             chan struct{}
+	// reconnect are the Secrets (namespace/name) that changed: the
+	// children whose kubeconfig they hold are connected again.
+	reconnect map[string]bool
+	isDown    bool
+}
+
+// New returns a watch of the fleet res walked, which must have kept its
+// connections. Run starts it.
+func New[C Cluster[C]](res *fleet.Result[C], opts Options[C]) *Watcher[C] {
+	if opts.Debounce <= 0 {
+		opts.Debounce = 100 * time.Millisecond
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = 250 * time.Millisecond
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Emit == nil {
+		opts.Emit = func(Event) {}
+	}
+	opts.Walk.KeepConnections = true
+	w := &Watcher[C]{
+		opts: opts, root: res.Root, parents: map[*fleet.Node]*fleet.Node{},
+		clusters: map[*fleet.Node]*cluster[C]{}, changed: map[string]time.Time{}, down: map[string]Down{},
+		updates: make(chan struct{}, 1), events: make(chan Event, 1<<16),
+	}
+	w.indexParents()
+	w.follow = map[*fleet.Node]int{}
+	for _, sel := range res.Selected {
+		w.followFrom(sel, opts.Walk.Depth)
+	}
+	res.Root.Walk(func(n *fleet.Node) {
+		if c, ok := res.Conn(n); ok {
+			w.clusters[n] = &cluster[C]{node: n, conn: c}
+		}
+	})
+	return w
+}
+
+// Run emits the fleet as the walk found it (every cluster, object and
+// finding as added), then watches it until ctx is done, and returns
+// ctx's error.
+func (w *Watcher[C]) Run(ctx context.Context) error {
+	w.mu.Lock()
+	w.ctx = ctx
+	go func() {
+		for ev := range w.events {
+			w.opts.Emit(ev)
+		}
+	}()
+	if w.opts.Analyze != nil {
+		w.root.Walk(w.opts.Analyze)
+	}
+	w.initial = true
+	w.diff(nil, w.root, true)
+	w.initial = false
+	for _, c := range w.clusters {
+		w.start(c)
+	}
+	w.mu.Unlock()
+	w.notify()
+	<-ctx.Done()
+	w.wg.Wait()
+	close(w.updates)
+	close(w.events)
+	return ctx.Err()
+}
+
+// Updates implements Feed.
+func (w *Watcher[C]) Updates() <-chan struct{} { return w.updates }
+
+// Snapshot implements Feed: a copy of the tree that later changes leave
+// alone (the watch replaces what it changes, never writes into it).
+func (w *Watcher[C]) Snapshot() Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.opts.Now()
+	s := Snapshot{Root: copyTree(w.root), Changed: map[string]time.Time{}, Down: map[string]Down{}}
+	for p, t := range w.changed {
+		s.Changed[p] = t
+	}
+	for p, d := range w.down {
+		s.Down[p] = d
+	}
+	n := 0
+	for _, t := range w.recent {
+		if now.Sub(t) <= time.Minute {
+			w.recent[n] = t
+			n++
+		}
+	}
+	w.recent = w.recent[:n]
+	s.Stats = Stats{Watched: len(w.clusters) - len(w.down), Disconnected: len(w.down), EventsLastMinute: n, LastChange: w.last}
+	w.root.Walk(func(*fleet.Node) { s.Stats.Clusters++ })
+	return s
+}
+
+func copyTree(n *fleet.Node) *fleet.Node {
+	c := *n
+	if n.ArgoCD != nil {
+		a := *n.ArgoCD
+		a.Applications = append([]fleet.Application(nil), a.Applications...)
+		c.ArgoCD = &a
+	}
+	c.Applications = append([]fleet.Application(nil), n.Applications...)
+	c.Children = make([]*fleet.Node, len(n.Children))
+	for i, ch := range n.Children {
+		c.Children[i] = copyTree(ch)
+	}
+	return &c
+}
+
+func (w *Watcher[C]) notify() {
+	select {
+	case w.updates <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watcher[C]) indexParents() {
+	w.parents = map[*fleet.Node]*fleet.Node{}
+	w.root.Walk(func(n *fleet.Node) {
+		for _, c := range n.Children {
+			w.parents[c] = n
+		}
+	})
+}
+
+// followFrom records the levels walked below n and each node under it.
+func (w *Watcher[C]) followFrom(n *fleet.Node, levels int) {
+	if levels == 0 {
+		return
+	}
+	w.follow[n] = levels
+	for _, c := range n.Children {
+		w.followFrom(c, max(levels-1, -1))
+	}
+}
+
+// chain are the nodes above n, root first.
+func (w *Watcher[C]) chain(n *fleet.Node) []*fleet.Node {
+	var out []*fleet.Node
+	for p := w.parents[n]; p != nil; p = w.parents[p] {
+		out = append([]*fleet.Node{p}, out...)
+	}
+	return out
+}
+
+// emit records and hands out one event; w.mu is held.
+func (w *Watcher[C]) emit(ev Event) {
+	ev.Time = w.opts.Now()
+	if !w.initial {
+		w.changed[ev.Path] = ev.Time
+		w.recent = append(w.recent, ev.Time)
+		w.last = ev.Time
+	}
+	select {
+	case w.events <- ev:
+	case <-w.ctx.Done():
+	}
+}
+
+// start starts the watches of c, one per listing its walk made that is
+// not watched yet, and its reader; w.mu is held.
+func (w *Watcher[C]) start(c *cluster[C]) {
+	if c.ctx == nil {
+		c.ctx, c.cancel = context.WithCancel(w.ctx)
+		c.watching, c.fluxKinds, c.refresh, c.reconnect = map[string]bool{}, map[string]bool{}, make(chan struct{}, 1), map[string]bool{}
+		w.wg.Go(func() { w.refresher(c.ctx, c) })
+	}
+	for _, l := range c.conn.Kube().Listings() {
+		key := l.Key()
+		if c.watching[key] || l.ResourceVersion == "" {
+			continue
+		}
+		c.watching[key] = true
+		if k, ok := flux.KindOf(l.GVK); ok {
+			c.fluxKinds[k.Name] = true
+		}
+		path := c.node.Path
+		w.wg.Go(func() { w.watch(c.ctx, c, l, path) })
+	}
+}
+
+// stop ends the watches of the subtree at n and forgets it; w.mu is held.
+func (w *Watcher[C]) stop(n *fleet.Node) {
+	n.Walk(func(n *fleet.Node) {
+		if c := w.clusters[n]; c != nil {
+			if c.cancel != nil {
+				c.cancel()
+			}
+			c.conn.Close()
+			delete(w.clusters, n)
+		}
+		delete(w.follow, n)
+		delete(w.down, n.Path)
+	})
+}
+
+// watch watches one listing of c until c's watch ends.
+func (w *Watcher[C]) watch(ctx context.Context, c *cluster[C], l kube.Listing, path string) {
+	kc := c.conn.Kube()
+	kind, isFlux := flux.KindOf(l.GVK)
+	backoff := w.opts.MinBackoff
+	// relisted is true while the last watch ended asking for a list and
+	// delivered nothing: a cluster that asks again at once waits first.
+	relisted := false
+	for ctx.Err() == nil {
+		timeout := w.opts.StreamTimeout
+		if timeout <= 0 {
+			timeout = 5*time.Minute + rand.N(5*time.Minute)
+		}
+		sctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
+		s, err := kc.Watch(sctx, l, timeout)
+		if err == nil {
+			w.up(c)
+			var delivered bool
+			delivered, err = w.consume(c, l.GVK.Kind, kind, isFlux, s)
+			relisted = relisted && !delivered
+			l.ResourceVersion = s.RV
+			_ = s.Close()
+		}
+		expired := sctx.Err() != nil
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case errors.Is(err, io.EOF), expired:
+			// The apiserver ended the watch, or sent nothing in time.
+			backoff = w.opts.MinBackoff
+			continue
+		case errors.Is(err, kube.ErrGone):
+			if relisted && !w.wait(ctx, &backoff) {
+				return
+			}
+			klog.FromContext(ctx).V(2).Info("The watch cannot go on; listing again", "cluster", fleet.DescribePath(path), "kind", l.GVK.Kind, "reason", err.Error())
+			body, fresh, lerr := kc.Relist(ctx, l)
+			if lerr == nil {
+				l, relisted = fresh, true
+				w.relisted(c, kind, isFlux, body)
+				continue
+			}
+			err = lerr
+		}
+		w.setDown(c, err)
+		if !w.wait(ctx, &backoff) {
+			return
+		}
+	}
+}
+
+// wait waits out backoff, with jitter, and doubles it up to MaxBackoff;
+// false if ctx ended first.
+func (w *Watcher[C]) wait(ctx context.Context, backoff *time.Duration) bool {
+	t := time.NewTimer(*backoff + rand.N(*backoff/2+1))
+	defer t.Stop()
+	*backoff = min(2**backoff, w.opts.MaxBackoff)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// consume reads a stream's events until it ends; delivered says whether
+// it read any.
+func (w *Watcher[C]) consume(c *cluster[C], kindName string, kind flux.Kind, isFlux bool, s *kube.Stream) (delivered bool, err error) {
+	for {
+		ev, err := s.Next()
+		if err != nil {
+			return delivered, err
+		}
+		delivered = true
+		switch {
+		case ev.Type == "BOOKMARK":
+		case isFlux:
+			w.fluxEvent(c, kind, ev)
+		default:
+			w.otherEvent(c, kindName, ev)
+		}
+	}
+}
+
+// fluxEvent applies an event of a Flux kind to c's node.
+func (w *Watcher[C]) fluxEvent(c *cluster[C], kind flux.Kind, ev kube.WatchEvent) {
+	objs, err := kind.Decode(append(append([]byte(`{"items":[`), ev.Object...), ']', '}'))
+	if err != nil || len(objs) != 1 {
+		return
+	}
+	obj := objs[0]
+	if ev.Type == "DELETED" {
+		objs = nil
+	}
+	w.replaceObjects(c, func(o fleet.FluxObject) bool {
+		return o.Kind == obj.Kind && o.Namespace == obj.Namespace && o.Name == obj.Name
+	}, objs)
+}
+
+// relisted applies a list made after a watch's resourceVersion expired.
+func (w *Watcher[C]) relisted(c *cluster[C], kind flux.Kind, isFlux bool, body []byte) {
+	if !isFlux {
+		w.requestRefresh(c)
+		return
+	}
+	objs, err := kind.Decode(body)
+	if err != nil {
+		w.requestRefresh(c)
+		return
+	}
+	w.replaceObjects(c, func(o fleet.FluxObject) bool { return o.Kind == kind.Name }, objs)
+}
+
+// replaceObjects puts, in place of the Flux objects of c's node that drop
+// names, the objects add, with the events that makes.
+func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(fleet.FluxObject) bool, add []fleet.FluxObject) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := c.node
+	if w.clusters[n] != c {
+		return // no longer in the tree
+	}
+	next := *n
+	next.Flux = withObjects(n.Flux, drop, add)
+	next.Flux.Installed = true
+	if w.opts.Analyze != nil {
+		w.opts.Analyze(&next)
+	}
+	w.diff(n, &next, false)
+	n.Flux, n.Findings = next.Flux, next.Findings
+	// A Flux change of n changes what applies to its children, and
+	// nothing else: the whole tree's links cost 50 µs an event at 1000
+	// clusters (docs/benchmarks.md).
+	fleet.LinkChildren(n)
+	w.notify()
+}
+
+// withObjects is a copy of f (an empty one when nil) without the objects
+// drop names and with add, summed up.
+func withObjects(f *fleet.Flux, drop func(fleet.FluxObject) bool, add []fleet.FluxObject) *fleet.Flux {
+	out := &fleet.Flux{}
+	if f != nil {
+		*out = *f
+	}
+	out.Objects = nil
+	for _, o := range objectsOf(f) {
+		if !drop(o) {
+			out.Objects = append(out.Objects, o)
+		}
+	}
+	out.Objects = append(out.Objects, add...)
+	flux.Summarize(out)
+	return out
+}
+
+// otherEvent is an event of a kind that changes what the cluster holds:
+// the cluster is read again, and a changed Secret connects again the
+// children whose kubeconfig it holds.
+func (w *Watcher[C]) otherEvent(c *cluster[C], kind string, ev kube.WatchEvent) {
+	if kind == "Secret" {
+		obj := metaOf(ev.Object)
+		w.mu.Lock()
+		if c.reconnect != nil {
+			c.reconnect[obj.Metadata.Namespace+"/"+obj.Metadata.Name] = true
+		}
+		w.mu.Unlock()
+	}
+	w.requestRefresh(c)
+}
+
+func (w *Watcher[C]) requestRefresh(c *cluster[C]) {
+	select {
+	case c.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// refresher reads c's cluster again when asked, a Debounce after the
+// first ask.
+//
+// A cluster whose read fails (its watches may still run) is read again
+// with backoff; one with children that could not be reached is read again
+// every RetryUnreachable, as they may have come up since.
+func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
+	backoff := w.opts.MinBackoff
+	retry := time.NewTicker(RetryUnreachable)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.refresh:
+		case <-retry.C:
+			if !w.holdsUnreached(c) {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(w.opts.Debounce):
+		}
+		if err := w.reread(ctx, c); err != nil {
+			klog.FromContext(ctx).V(2).Info("Cannot read the cluster again", "cluster", fleet.DescribePath(c.path()), "reason", err.Error())
+			if !w.wait(ctx, &backoff) {
+				return
+			}
+			w.requestRefresh(c)
+			continue
+		}
+		backoff = w.opts.MinBackoff
+	}
+}
+
+// RetryUnreachable is how often a cluster whose children could not be
+// reached is read again, to walk those that came up.
+const RetryUnreachable = 30 * time.Second
+
+// holdsUnreached reports whether a child of c's cluster could not be
+// reached: it is in the tree, with its error, and not watched.
+func (w *Watcher[C]) holdsUnreached(c *cluster[C]) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ch := range c.node.Children {
+		if w.clusters[ch] == nil && ch.CycleOf == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// path is the cluster's path.
+func (c *cluster[C]) path() string { return c.node.Path }
+
+// reread reads c's cluster again, and walks what changed below it: new
+// children, children deleted, children whose kubeconfig changed, and
+// children that could not be reached before.
+func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
+	w.mu.Lock()
+	n := c.node
+	if w.clusters[n] != c {
+		w.mu.Unlock()
+		return nil
+	}
+	chain := w.chain(n)
+	reconnect := c.reconnect
+	c.reconnect = map[string]bool{}
+	w.mu.Unlock()
+
+	r := fleet.Reread(ctx, chain, n, c.conn, w.opts.Walk, w.opts.Probes...)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if r.Node.Error != "" {
+		return errors.New(r.Node.Error)
+	}
+	chain = append(chain, n)
+	// Children new, or connected again, are walked before the tree is
+	// changed: the walk takes its time, and the lock is not held.
+	w.mu.Lock()
+	old := map[string]*fleet.Node{}
+	unreached := map[string]bool{}
+	for _, ch := range n.Children {
+		old[ch.Path] = ch
+		unreached[ch.Path] = w.clusters[ch] == nil && ch.CycleOf == nil
+	}
+	levels, follows := w.follow[n]
+	w.mu.Unlock()
+	opts := w.opts.Walk
+	opts.Paths, opts.Envs, opts.Everything, opts.Depth = nil, nil, false, max(levels-1, -1)
+	walked := map[string]*fleet.Result[C]{}
+	for i, child := range r.Children {
+		path := fleet.JoinPath(n.Path, r.Segments[i])
+		prev, known := old[path]
+		switch {
+		case known && !holdsKubeconfig(reconnect, prev) && !unreached[path]:
+			continue
+		case !known && !follows:
+			continue // outside the selection
+		}
+		res := fleet.Subtree(ctx, chain, c.conn, r.Segments[i], child, opts, w.opts.Probes...)
+		if unreached[path] && !holdsKubeconfig(reconnect, prev) && res.Root.Error != "" {
+			continue // still out of reach: nothing changed
+		}
+		walked[path] = res
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.clusters[n] != c {
+		for _, res := range walked { // n left the tree meanwhile
+			res.Root.Walk(func(m *fleet.Node) {
+				if conn, ok := res.Conn(m); ok {
+					conn.Close()
+				}
+			})
+		}
+		return nil
+	}
+	next := *r.Node
+	next.Flux = mergeFlux(n.Flux, r.Node.Flux, c.fluxKinds)
+	next.Children = make([]*fleet.Node, 0, len(r.Children))
+	for i, child := range r.Children {
+		path := fleet.JoinPath(n.Path, r.Segments[i])
+		if res, ok := walked[path]; ok {
+			if prev := old[path]; prev != nil {
+				w.stop(prev)
+				w.emit(Event{Path: path, Kind: KindCluster, Namespace: child.Namespace, Name: child.Name, Change: Reconnected, Before: rowOf(prev), After: rowOf(res.Root)})
+				w.diffContent(prev, res.Root)
+				w.diffChildren(prev, res.Root)
+			}
+			next.Children = append(next.Children, res.Root)
+			w.adopt(res, opts.Depth)
+			continue
+		}
+		prev := old[path]
+		if prev == nil {
+			continue // outside the selection
+		}
+		fresh := fleet.NodeOf(n.Path, r.Segments[i], child)
+		updated := *prev
+		fleet.SetParentView(&updated, fresh)
+		if w.opts.Analyze != nil {
+			w.opts.Analyze(&updated)
+		}
+		w.diff(prev, &updated, false)
+		*prev = updated
+		next.Children = append(next.Children, prev)
+	}
+	if w.opts.Analyze != nil {
+		w.opts.Analyze(&next)
+	}
+	// What the walk found below n that is no longer there, and n itself.
+	kept := map[*fleet.Node]bool{}
+	for _, ch := range next.Children {
+		kept[ch] = true
+	}
+	for _, ch := range n.Children {
+		if !kept[ch] {
+			if _, reconnected := walked[ch.Path]; !reconnected {
+				w.diff(ch, nil, true)
+			}
+			w.stop(ch)
+		}
+	}
+	for _, ch := range next.Children {
+		if _, ok := walked[ch.Path]; ok && old[ch.Path] == nil {
+			w.diff(nil, ch, true)
+		}
+	}
+	w.diff(n, &next, false)
+	*n = next
+	w.indexParents()
+	fleet.Link(w.root)
+	w.start(c)
+	w.notify()
+	return nil
+}
+
+// adopt starts the watches of a subtree walked; w.mu is held.
+func (w *Watcher[C]) adopt(res *fleet.Result[C], levels int) {
+	w.followFrom(res.Root, levels)
+	res.Root.Walk(func(n *fleet.Node) {
+		conn, ok := res.Conn(n)
+		if !ok {
+			return
+		}
+		if w.opts.Analyze != nil {
+			w.opts.Analyze(n)
+		}
+		c := &cluster[C]{node: n, conn: conn}
+		w.clusters[n] = c
+		w.start(c)
+	})
+}
+
+// holdsKubeconfig reports whether a Secret of secrets holds n's kubeconfig.
+func holdsKubeconfig(secrets map[string]bool, n *fleet.Node) bool {
+	if secrets[n.Namespace+"/"+n.KubeconfigSecret] {
+		return true
+	}
+	for _, e := range n.Edges {
+		if secrets[e.Namespace+"/"+e.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// setDown records that c cannot be watched, once until it can again.
+func (w *Watcher[C]) setDown(c *cluster[C], err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.clusters[c.node] != c || c.isDown {
+		return
+	}
+	c.isDown = true
+	n := c.node
+	msg := fmt.Sprint(err)
+	klog.FromContext(w.ctx).V(2).Info("Cannot watch the cluster", "cluster", fleet.DescribePath(n.Path), "reason", msg)
+	w.down[n.Path] = Down{Since: w.opts.Now(), Error: msg}
+	w.emit(Event{Path: n.Path, Kind: KindCluster, Namespace: n.Namespace, Name: n.Name, Change: Disconnected, Before: rowOf(n), Error: msg})
+	w.notify()
+}
+
+// up records that c can be watched again, and reads it again: what
+// changed meanwhile.
+func (w *Watcher[C]) up(c *cluster[C]) {
+	w.mu.Lock()
+	if w.clusters[c.node] != c || !c.isDown {
+		w.mu.Unlock()
+		return
+	}
+	c.isDown = false
+	n := c.node
+	delete(w.down, n.Path)
+	w.emit(Event{Path: n.Path, Kind: KindCluster, Namespace: n.Namespace, Name: n.Name, Change: Reconnected, After: rowOf(n)})
+	w.mu.Unlock()
+	w.notify()
+	w.requestRefresh(c)
+}
+
+// mergeFlux is what a cluster read again says of its Flux objects, but
+// for the kinds watched, which the watches keep: a list read a moment ago
+// may be older than their last event.
+func mergeFlux(live, read *fleet.Flux, watched map[string]bool) *fleet.Flux {
+	if read == nil {
+		return live
+	}
+	if live == nil || len(watched) == 0 {
+		return read
+	}
+	var kept []fleet.FluxObject
+	for _, o := range live.Objects {
+		if watched[o.Kind] {
+			kept = append(kept, o)
+		}
+	}
+	return withObjects(read, func(o fleet.FluxObject) bool { return watched[o.Kind] }, kept)
+}
