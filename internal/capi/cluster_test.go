@@ -25,14 +25,14 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
-func TestProvider(t *testing.T) {
+func TestInfraProvider(t *testing.T) {
 	tests := map[string]string{
 		"AWSCluster": "aws", "AWSManagedCluster": "aws", "AzureCluster": "azure", "AzureManagedCluster": "azure",
 		"VSphereCluster": "vsphere", "DockerCluster": "docker", "Metal3Cluster": "metal3", "Cluster": "cluster", "": "",
 	}
 	for kind, want := range tests {
-		if got := Provider(kind); got != want {
-			t.Errorf("Provider(%q) = %q, want %q", kind, got, want)
+		if got := InfraProvider(kind); got != want {
+			t.Errorf("InfraProvider(%q) = %q, want %q", kind, got, want)
 		}
 	}
 }

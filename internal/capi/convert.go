@@ -11,10 +11,10 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
-// Provider derives the infrastructure provider from the kind of the
+// InfraProvider derives the infrastructure provider from the kind of the
 // infrastructure object: AWSCluster and AWSManagedCluster are "aws",
 // VSphereCluster is "vsphere", and so on.
-func Provider(kind string) string {
+func InfraProvider(kind string) string {
 	k := strings.ToLower(kind)
 	for _, suffix := range []string{"managedcluster", "cluster"} {
 		if p, ok := strings.CutSuffix(k, suffix); ok && p != "" {
@@ -45,7 +45,7 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 	ch := fleet.Child{
 		Name:             c.Name,
 		Namespace:        c.Namespace,
-		Provider:         Provider(c.Spec.InfrastructureRef.Kind),
+		Provider:         InfraProvider(c.Spec.InfrastructureRef.Kind),
 		Version:          c.Spec.Topology.Version,
 		Phase:            c.Status.Phase,
 		DeclaredBy:       flux.DeclaredBy(c.Labels),
@@ -87,7 +87,7 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
 	if c.Spec.InfrastructureRef != nil {
-		ch.Provider = Provider(c.Spec.InfrastructureRef.Kind)
+		ch.Provider = InfraProvider(c.Spec.InfrastructureRef.Kind)
 	}
 	if c.Spec.Topology != nil {
 		ch.Version = c.Spec.Topology.Version

@@ -15,23 +15,11 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 )
 
-// DescribeOptions are clusterctl describe cluster's.
-type DescribeOptions struct {
-	// ShowConditions lists kinds, or Kind/name, whose every condition is
-	// shown; "all" shows every object's.
-	ShowConditions string
-	// Grouping groups alike Machines (default on in clusterctl).
-	Grouping bool
-	// Echo shows Machine infrastructure and bootstrap objects even when
-	// they are ready.
-	Echo bool
-}
-
 // DescribeCluster reads the object tree of the CAPI Cluster namespace/name
 // through c, a client that discovers kinds (infrastructure and control
 // plane objects are of any kind), with cluster-api's own discovery:
 // clusterctl's tree.Discovery.
-func DescribeCluster(ctx context.Context, c client.Client, namespace, name string, opts DescribeOptions) (*describe.Object, error) {
+func DescribeCluster(ctx context.Context, c client.Client, namespace, name string, opts describe.Options) (*describe.Object, error) {
 	t, err := tree.Discovery(ctx, c, namespace, name, tree.DiscoverOptions{
 		ShowOtherConditions: opts.ShowConditions,
 		Grouping:            opts.Grouping,

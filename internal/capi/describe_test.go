@@ -39,7 +39,7 @@ func TestDescribeClusterReadsTheCAPIObjectTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := capi.DescribeCluster(context.Background(), c, "tenants", "team-a", capi.DescribeOptions{Grouping: true})
+	o, err := capi.DescribeCluster(context.Background(), c, "tenants", "team-a", describe.Options{Grouping: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,22 +2,13 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
 )
@@ -27,19 +18,19 @@ import (
 // tests that prove what the walk asks of a cluster.
 const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
 
-// connector builds the connector of this invocation: the edge sources
-// (capi, argocd, ocm), the kinds every command reads (core, CAPI, Flux, OCM, Argo CD), no discovery,
-// and the request log when KUBECTL_FLEET_REQUEST_LOG asks for it.
+// connector builds the connector of this invocation: the providers' edge
+// sources and the kinds every command reads (the core's and the
+// providers'), no discovery, and the request log when
+// KUBECTL_FLEET_REQUEST_LOG asks for it.
 func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, error) {
-	s := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(s), capi.AddToScheme(s), flux.AddToScheme(s), ocm.AddToScheme(s)); err != nil {
-		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
+	s, err := o.Providers.Scheme()
+	if err != nil {
+		return nil, err
 	}
-	apis := slices.Concat(kube.CoreAPIs(), capi.APIs(), flux.APIs(), ocm.APIs(), argocd.APIs())
 	if o.Getenv(envRequestLog) != "" && o.requests == nil {
 		o.requests = kube.NewRequestLog()
 	}
-	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}, argocd.Source{}, ocm.Source{ServiceAccount: o.OCMServiceAccount}}, Kube: kube.NewConnector(s, apis, kube.Options{
+	return &reach.Connector{Policy: policy, Sources: o.Providers.Sources(), Kube: kube.NewConnector(s, o.Providers.APIs(), kube.Options{
 		UserAgent: "kubectl-fleet/" + version.Get().Version,
 		Requests:  o.requests,
 	})}, nil
@@ -85,7 +76,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*reach.Cluster, str
 }
 
 // walk walks the fleet from the root of the operator's kubeconfig with the
-// Flux and Argo CD probes and then more, showing progress on a terminal, and turns an unreadable root
+// providers' probes and then more, showing progress on a terminal, and turns an unreadable root
 // into a failure of the whole command: nothing below it can be known.
 func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*reach.Cluster]) (*fleet.Result[*reach.Cluster], error) {
 	root, name, err := o.rootCluster(o.policy())
@@ -108,9 +99,9 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	return res, nil
 }
 
-// probesWith are the probes of every walk, and more.
+// probesWith are the probes of every walk, the providers', and more.
 func (o *RootOptions) probesWith(more []fleet.Probe[*reach.Cluster]) []fleet.Probe[*reach.Cluster] {
-	return append([]fleet.Probe[*reach.Cluster]{flux.Probe[*reach.Cluster](), argocd.Probe[*reach.Cluster]()}, more...)
+	return append(o.Providers.Probes(), more...)
 }
 
 // progressDelay is how long a walk runs before its progress is shown.

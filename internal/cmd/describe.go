@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -136,11 +134,13 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	d.Nodes = node.Nodes
 	d.NodesError = node.ProbeErrors[nodesProbeName]
 	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: time.Now()})
-	if parent := parentOf(res.Root, node); parent != nil && reachedByCAPI(node) {
-		if pc, ok := res.Conn(parent); ok {
-			d.CAPI, err = o.capiTree(ctx, pc, node)
-			if err != nil {
-				d.CAPIError = err.Error()
+	if parent := parentOf(res.Root, node); parent != nil {
+		if p, ok := o.Providers.Describer(node); ok {
+			if pc, ok := res.Conn(parent); ok {
+				d.CAPI, err = p.Describe(ctx, pc.Kube(), o.Timeout, node, describe.Options{ShowConditions: o.ShowConditions, Grouping: o.Grouping, Echo: o.Echo})
+				if err != nil {
+					d.CAPIError = err.Error()
+				}
 			}
 		}
 	}
@@ -179,24 +179,6 @@ func (o *DescribeOptions) children(ctx context.Context, c *reach.Cluster, node *
 			KubeconfigSecret: kids[i].KubeconfigSecret, Edges: kids[i].Edges, ArgoCDServer: kids[i].ArgoCDServer, ArgoCDName: kids[i].ArgoCDName})
 	}
 	return out, err
-}
-
-// reachedByCAPI reports whether a CAPI Cluster on the parent describes
-// the node: one of its edges is capi (a node without edges is the root's
-// or an old walk's, reached by CAPI alone).
-func reachedByCAPI(n *fleet.Node) bool {
-	return len(n.Edges) == 0 || slices.ContainsFunc(n.Edges, func(e fleet.Edge) bool { return e.Kind == capi.Edge })
-}
-
-// capiTree reads the Cluster's CAPI objects on its parent.
-func (o *DescribeOptions) capiTree(ctx context.Context, parent *reach.Cluster, node *fleet.Node) (*describe.Object, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	c, err := parent.Kube().Discovering(o.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	return capi.DescribeCluster(ctx, c, node.Namespace, node.Name, capi.DescribeOptions{ShowConditions: o.ShowConditions, Grouping: o.Grouping, Echo: o.Echo})
 }
 
 // parentOf finds the node whose child n is.

@@ -11,14 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
@@ -164,25 +161,15 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch e := notByCAPI(target.Child); e.Kind {
-	case argocd.Edge:
-		return o.argoCD(ctx, target, e)
-	case ocm.Edge:
-		return o.ocm(ctx, target, e)
+	inv, e, err := o.inventoryOf(target)
+	if err != nil {
+		return err
 	}
-	names := []string{capi.KubeconfigSecretName(target.Child.Name)}
-	if o.User {
-		names = capi.UserKubeconfigSecretNames(target.Child.Name)
-	}
-	src, data, err := capi.ReadKubeconfig(ctx, target.Parent.Kube(), target.Child.Namespace, names...)
-	switch {
-	case errors.Is(err, capi.ErrSecretNotFound) && o.User:
-		return fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA) nor %s/%s (CAPZ) exists in %s",
-			target.Path, target.Child.Namespace, names[0], target.Child.Namespace, names[1], fleet.DescribePath(target.ParentPath))
-	case errors.Is(err, capi.ErrSecretNotFound):
-		return fmt.Errorf("cluster %s has no kubeconfig yet: secret %s/%s not found in %s; CAPI writes it once the control plane is initialized",
-			target.Path, target.Child.Namespace, names[0], fleet.DescribePath(target.ParentPath))
-	case err != nil:
+	src, data, err := inv.Kubeconfig(ctx, provider.KubeconfigRequest{
+		Parent: target.Parent.Kube(), ParentPath: target.ParentPath, Path: target.Path,
+		Child: target.Child, Edge: e, User: o.User, Policy: o.policy(),
+	})
+	if err != nil {
 		return err
 	}
 	return o.handOut(target, src, data)
@@ -211,75 +198,18 @@ func (o *GetKubeconfigOptions) handOut(target *fleet.Target[*reach.Cluster], src
 	return err
 }
 
-// notByCAPI is the first edge of a child that no CAPI Cluster reaches;
-// the zero Edge when one does.
-func notByCAPI(child fleet.Child) fleet.Edge {
-	if slices.ContainsFunc(child.Edges, func(e fleet.Edge) bool { return e.Kind == capi.Edge }) || len(child.Edges) == 0 {
-		return fleet.Edge{}
+// inventoryOf is the provider that hands out the kubeconfig of target,
+// and its edge: of the edges by which the parent reaches the cluster, the
+// one whose provider comes first in the registry (a CAPI Cluster's
+// kubeconfig before an Argo CD cluster Secret's config).
+func (o *GetKubeconfigOptions) inventoryOf(target *fleet.Target[*reach.Cluster]) (provider.Inventory, fleet.Edge, error) {
+	for _, p := range o.Providers {
+		i := slices.IndexFunc(target.Child.Edges, func(e fleet.Edge) bool { return e.Kind == p.Name() })
+		if inv, ok := p.(provider.Inventory); ok && i >= 0 {
+			return inv, target.Child.Edges[i], nil
+		}
 	}
-	return child.Edges[0]
-}
-
-// argoCD hands out the kubeconfig of a cluster reached by its Argo CD
-// cluster Secret e alone: made of the Secret's server and config, after
-// the policy's checks as the walk makes them (errors name the JSON path),
-// its entries named after the cluster.
-func (o *GetKubeconfigOptions) argoCD(ctx context.Context, target *fleet.Target[*reach.Cluster], e fleet.Edge) error {
-	if o.User {
-		return fmt.Errorf("cluster %s has no user kubeconfig: its parent reaches it by the Argo CD cluster Secret %s/%s alone", target.Path, e.Namespace, e.Name)
-	}
-	src := kubeconfig.Source{Namespace: e.Namespace, Name: e.Name}
-	secret, err := reach.ReadSecret(ctx, target.Parent.Kube(), src)
-	switch {
-	case err != nil:
-		return err
-	case secret == nil:
-		return fmt.Errorf("%s not found in %s", src, fleet.DescribePath(target.ParentPath))
-	}
-	cfg, err := argocd.Kubeconfig(src, secret.Data)
-	if err != nil {
-		return err
-	}
-	if _, err := argocd.Check(o.policy(), src, cfg); err != nil {
-		return err
-	}
-	return o.handOutConfig(target, src, cfg)
-}
-
-// ocm hands out the kubeconfig of a cluster reached by its OCM
-// ManagedCluster e alone: its URL and CA, and the token of the
-// ManagedServiceAccount the walk uses (--ocm-service-account), after the
-// policy's checks.
-func (o *GetKubeconfigOptions) ocm(ctx context.Context, target *fleet.Target[*reach.Cluster], e fleet.Edge) error {
-	if o.User {
-		return fmt.Errorf("cluster %s has no user kubeconfig: its parent reaches it by the OCM ManagedCluster %s alone", target.Path, e.Name)
-	}
-	mc, cfg, src, err := ocm.Kubeconfig(ctx, target.Parent.Kube(), e.Name, o.OCMServiceAccount)
-	if err != nil {
-		return err
-	}
-	if _, err := ocm.Check(o.policy(), mc, cfg); err != nil {
-		return err
-	}
-	return o.handOutConfig(target, src, cfg)
-}
-
-// handOutConfig hands out cfg, made of what src holds, with its entries
-// named after the cluster.
-func (o *GetKubeconfigOptions) handOutConfig(target *fleet.Target[*reach.Cluster], src kubeconfig.Source, cfg *clientcmdapi.Config) error {
-	name := target.Child.Name
-	kc := clientcmdapi.NewConfig()
-	for _, c := range cfg.Contexts {
-		kc.Clusters[name] = cfg.Clusters[c.Cluster]
-		kc.AuthInfos[name] = cfg.AuthInfos[c.AuthInfo]
-		kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	}
-	kc.CurrentContext = name
-	data, err := clientcmd.Write(*kc)
-	if err != nil {
-		return fmt.Errorf("failed to write the kubeconfig of %s: %w", src, err)
-	}
-	return o.handOut(target, src, data)
+	return nil, fleet.Edge{}, fmt.Errorf("cluster %s: no edge of %s leads to it that kubectl fleet can follow", target.Path, fleet.DescribePath(target.ParentPath))
 }
 
 // warn tells the operator what the kubeconfig will do in their hands.

@@ -17,13 +17,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 )
 
 // Flag names shared by several commands.
@@ -34,7 +35,6 @@ const (
 	flagConcurrency = "concurrency"
 	flagDepth       = "depth"
 	flagAllowExec   = "allow-exec"
-	flagOCMAccount  = "ocm-service-account"
 )
 
 // Values of --color.
@@ -54,9 +54,10 @@ type RootOptions struct {
 	// AllowExec lists exec credential plugins, by absolute path, that
 	// kubeconfigs read from Secrets may run while walking.
 	AllowExec []string
-	// OCMServiceAccount names the ManagedServiceAccount whose token
-	// reaches the clusters of an OCM hub; empty, the only ready one.
-	OCMServiceAccount string
+	// Providers are the integrations, from the registry: their flags are
+	// among the root's, and everything the commands reach of an
+	// integration goes through them.
+	Providers provider.Set
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
 	// Name is the command as the user types it: "kubectl fleet", or
@@ -80,6 +81,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 		Color:       colorAuto,
 		Getenv:      os.Getenv,
 		Name:        name,
+		Providers:   registry.Providers(),
 	}
 	root := &cobra.Command{
 		Use:   binary,
@@ -106,7 +108,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOption
 	o.ConfigFlags.AddFlags(flags)
 	flags.StringVar(&o.Color, flagColor, o.Color, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	flags.StringSliceVar(&o.AllowExec, flagAllowExec, nil, "Exec credential plugins, by absolute path, that kubeconfigs read from Secrets may run (comma-separated; refused otherwise)")
-	flags.StringVar(&o.OCMServiceAccount, flagOCMAccount, "", "The ManagedServiceAccount whose token reaches the clusters of an OCM hub (default: the only one with a token in the cluster's namespace)")
+	o.Providers.AddFlags(flags)
 	addKlogVerbosity(root)
 	completeValues(root, flagColor, colorAuto, colorAlways, colorNever)
 
@@ -194,7 +196,7 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 }
 
 // validateShared checks the flags every command shares: --color,
-// --allow-exec and --ocm-service-account.
+// --allow-exec and the providers' own.
 func (o *RootOptions) validateShared() error {
 	var errs []error
 	switch o.Color {
@@ -207,10 +209,7 @@ func (o *RootOptions) validateShared() error {
 			errs = append(errs, fmt.Errorf("invalid --%s %q: give the plugin's absolute path", flagAllowExec, p))
 		}
 	}
-	if o.OCMServiceAccount != "" && len(validation.IsDNS1123Subdomain(o.OCMServiceAccount)) > 0 {
-		errs = append(errs, fmt.Errorf("invalid --%s %q: give the name of a ManagedServiceAccount", flagOCMAccount, o.OCMServiceAccount))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, o.Providers.Validate())...)
 }
 
 // useColor decides once whether output to w is coloured: --color always or

@@ -1,5 +1,18 @@
 package describe
 
+// Options are how an inventory describes, from the parent, the objects by
+// which it holds a cluster (describe's flags, clusterctl describe
+// cluster's for CAPI).
+type Options struct {
+	// ShowConditions lists kinds, or Kind/name, whose every condition is
+	// shown; "all" shows every object's.
+	ShowConditions string
+	// Grouping groups alike objects (default on in clusterctl).
+	Grouping bool
+	// Echo shows objects that would be hidden because they are ready.
+	Echo bool
+}
+
 // Object is one object of a Cluster's CAPI object tree, as clusterctl
 // describe cluster finds it: the Cluster, its infrastructure, control plane,
 // MachineDeployments and MachinePools, their Machines, and groups of alike

@@ -127,3 +127,22 @@ func inMasters(certPEM []byte) bool {
 		}
 	}
 }
+
+// NamedAfter writes cfg, a kubeconfig made of what src holds, with its
+// cluster, user and context named name, its current context: what a
+// kubeconfig built from an inventory's object (an Argo CD cluster Secret,
+// an OCM ManagedCluster) looks like when it is handed out.
+func NamedAfter(name string, src Source, cfg *clientcmdapi.Config) ([]byte, error) {
+	kc := clientcmdapi.NewConfig()
+	for _, c := range cfg.Contexts {
+		kc.Clusters[name] = cfg.Clusters[c.Cluster]
+		kc.AuthInfos[name] = cfg.AuthInfos[c.AuthInfo]
+		kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	}
+	kc.CurrentContext = name
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to write the kubeconfig of %s: %w", src, err)
+	}
+	return data, nil
+}

@@ -1,0 +1,66 @@
+package argocd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+)
+
+// Provider is the Argo CD integration: an inventory of the clusters Argo
+// CD's cluster Secrets name, and the Applications of every cluster the
+// walk reaches.
+type Provider struct{}
+
+var (
+	_ provider.Inventory = Provider{}
+	_ provider.Prober    = Provider{}
+)
+
+// NewProvider returns the Argo CD provider.
+func NewProvider() Provider { return Provider{} }
+
+// Name is "argocd", the kind of its edges.
+func (Provider) Name() string { return Edge }
+
+// Kinds are Argo CD's Applications, read as unstructured objects.
+func (Provider) Kinds() provider.Kinds { return provider.Kinds{APIs: APIs()} }
+
+// Source is the argocd edge source.
+func (Provider) Source() reach.Source { return Source{} }
+
+// Probes read the Applications of each cluster.
+func (Provider) Probes() []fleet.Probe[*reach.Cluster] {
+	return []fleet.Probe[*reach.Cluster]{Probe[*reach.Cluster]()}
+}
+
+// Kubeconfig is made of the child's Argo CD cluster Secret: its server and
+// config, after the policy's checks as the walk makes them (errors name
+// the JSON path), its entries named after the cluster. Argo CD has no
+// user kubeconfig.
+func (Provider) Kubeconfig(ctx context.Context, req provider.KubeconfigRequest) (kubeconfig.Source, []byte, error) {
+	e := req.Edge
+	src := kubeconfig.Source{Namespace: e.Namespace, Name: e.Name}
+	if req.User {
+		return src, nil, fmt.Errorf("cluster %s has no user kubeconfig: its parent reaches it by the Argo CD cluster Secret %s/%s alone", req.Path, e.Namespace, e.Name)
+	}
+	secret, err := reach.ReadSecret(ctx, req.Parent, src)
+	switch {
+	case err != nil:
+		return src, nil, err
+	case secret == nil:
+		return src, nil, fmt.Errorf("%s not found in %s", src, fleet.DescribePath(req.ParentPath))
+	}
+	cfg, err := Kubeconfig(src, secret.Data)
+	if err != nil {
+		return src, nil, err
+	}
+	if _, err := Check(req.Policy, src, cfg); err != nil {
+		return src, nil, err
+	}
+	data, err := kubeconfig.NamedAfter(req.Child.Name, src, cfg)
+	return src, data, err
+}

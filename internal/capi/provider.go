@@ -1,0 +1,67 @@
+package capi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+)
+
+// Provider is the Cluster API integration: an inventory of CAPI Clusters,
+// reached through the kubeconfig Secrets CAPI keeps beside them.
+type Provider struct{}
+
+var _ provider.Describer = Provider{}
+
+// NewProvider returns the Cluster API provider.
+func NewProvider() Provider { return Provider{} }
+
+// Name is "capi", the kind of its edges.
+func (Provider) Name() string { return Edge }
+
+// Kinds are CAPI's Cluster kinds, v1beta2 and v1beta1, and what describe
+// reads of a cluster's machines.
+func (Provider) Kinds() provider.Kinds {
+	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
+}
+
+// Source is the capi edge source.
+func (Provider) Source() reach.Source { return Source{} }
+
+// Kubeconfig reads the child's kubeconfig Secret, or with req.User the
+// user kubeconfig its infrastructure provider writes (CAPA, CAPZ).
+func (Provider) Kubeconfig(ctx context.Context, req provider.KubeconfigRequest) (kubeconfig.Source, []byte, error) {
+	names := []string{KubeconfigSecretName(req.Child.Name)}
+	if req.User {
+		names = UserKubeconfigSecretNames(req.Child.Name)
+	}
+	src, data, err := ReadKubeconfig(ctx, req.Parent, req.Child.Namespace, names...)
+	switch {
+	case errors.Is(err, ErrSecretNotFound) && req.User:
+		return src, nil, fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA) nor %s/%s (CAPZ) exists in %s",
+			req.Path, req.Child.Namespace, names[0], req.Child.Namespace, names[1], fleet.DescribePath(req.ParentPath))
+	case errors.Is(err, ErrSecretNotFound):
+		return src, nil, fmt.Errorf("cluster %s has no kubeconfig yet: secret %s/%s not found in %s; CAPI writes it once the control plane is initialized",
+			req.Path, req.Child.Namespace, names[0], fleet.DescribePath(req.ParentPath))
+	}
+	return src, data, err
+}
+
+// Describe reads the object tree of the node's Cluster on parent, as
+// clusterctl describe cluster does.
+func (Provider) Describe(ctx context.Context, parent *kube.Conn, timeout time.Duration, node *fleet.Node, opts describe.Options) (*describe.Object, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := parent.Discovering(timeout)
+	if err != nil {
+		return nil, err
+	}
+	return DescribeCluster(ctx, c, node.Namespace, node.Name, opts)
+}

@@ -1,0 +1,29 @@
+package flux
+
+import (
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+)
+
+// Provider is the Flux integration: the Flux objects of every cluster the
+// walk reaches.
+type Provider struct{}
+
+var _ provider.Prober = Provider{}
+
+// NewProvider returns the Flux provider.
+func NewProvider() Provider { return Provider{} }
+
+// Name is "flux".
+func (Provider) Name() string { return "flux" }
+
+// Kinds are the Flux kinds of the registry (Kinds).
+func (Provider) Kinds() provider.Kinds {
+	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
+}
+
+// Probes read the Flux objects of each cluster.
+func (Provider) Probes() []fleet.Probe[*reach.Cluster] {
+	return []fleet.Probe[*reach.Cluster]{Probe[*reach.Cluster]()}
+}

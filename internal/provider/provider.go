@@ -1,0 +1,202 @@
+// Package provider is the seam between kubectl fleet's core (the walk, the
+// model, the commands) and its integrations. A provider is one integration
+// (Cluster API, Flux, Argo CD, Open Cluster Management, …): it says which
+// API kinds it reads, and offers what it has of the rest. An inventory
+// (CAPI Clusters, Argo CD cluster Secrets, OCM ManagedClusters) lists the
+// clusters a cluster holds and hands out the kubeconfig of each; a GitOps
+// engine reads every cluster it reaches with probes; any provider may own
+// flags of its own.
+//
+// The core names no integration: it asks a Set, in the order of the one
+// registry (package registry), for what each offers. Adding an integration
+// is a package that implements these interfaces and one line in the
+// registry (docs/providers.md).
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
+)
+
+// Provider is one integration. Name is the name it goes by in errors and
+// in the edges it makes ("capi", "argocd", "ocm"); Kinds are the API kinds
+// it reads or writes on a cluster, which every connection knows without
+// discovery.
+type Provider interface {
+	Name() string
+	Kinds() Kinds
+}
+
+// Kinds are API kinds a provider reads or writes: their Go types, where it
+// reads them typed, and the resource each is served as.
+type Kinds struct {
+	// AddToScheme registers the typed kinds; nil when the provider reads
+	// its kinds as unstructured objects only.
+	AddToScheme func(*runtime.Scheme) error
+	APIs        []kube.API
+}
+
+// Inventory is a provider by whose objects a cluster holds others: its
+// edge source, and the kubeconfig by which a parent reaches a child.
+type Inventory interface {
+	Provider
+	// Source lists the clusters a cluster holds by the provider's edge.
+	Source() reach.Source
+	// Kubeconfig is the kubeconfig by which the parent reaches the child
+	// by the provider's edge, as get-kubeconfig hands it out, and where it
+	// was read from. Errors say what the operator can do.
+	Kubeconfig(ctx context.Context, req KubeconfigRequest) (kubeconfig.Source, []byte, error)
+}
+
+// KubeconfigRequest asks an Inventory for a child's kubeconfig.
+type KubeconfigRequest struct {
+	// Parent is the connection to the cluster that holds the child.
+	Parent *kube.Conn
+	// ParentPath and Path address the parent and the child, for errors.
+	ParentPath, Path string
+	// Child is what the parent said of the child; Edge the edge of this
+	// provider by which it said it.
+	Child fleet.Child
+	Edge  fleet.Edge
+	// User asks for the kubeconfig the infrastructure provider writes for
+	// people (their own identity) rather than the admin one.
+	User bool
+	// Policy checks what a kubeconfig the provider builds may use.
+	Policy kubeconfig.Policy
+}
+
+// Describer is an inventory that describes, from the parent, the objects
+// by which it holds a cluster: CAPI's object tree of its Cluster, as
+// clusterctl describe cluster shows it.
+type Describer interface {
+	Inventory
+	// Describe reads the objects of the cluster node on parent, within
+	// timeout (its reads discover kinds: an infrastructure object is of
+	// any kind).
+	Describe(ctx context.Context, parent *kube.Conn, timeout time.Duration, node *fleet.Node, opts describe.Options) (*describe.Object, error)
+}
+
+// Prober is a provider that reads every cluster the walk reaches, in the
+// walk's one round of reads per cluster (a GitOps engine's objects).
+type Prober interface {
+	Provider
+	Probes() []fleet.Probe[*reach.Cluster]
+}
+
+// Configurable is a provider with flags of its own, shared by every
+// command; Validate checks their values, one error per bad flag.
+type Configurable interface {
+	Provider
+	AddFlags(fs *pflag.FlagSet)
+	Validate() error
+}
+
+// Set is the providers of one invocation, in the registry's order: the
+// order edge sources are asked, children's edges are tried, and probes
+// record what they read.
+type Set []Provider
+
+// Scheme is the scheme of every connection: the built-in kinds and every
+// provider's typed kinds.
+func (s Set) Scheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	errs := []error{clientgoscheme.AddToScheme(scheme)}
+	for _, p := range s {
+		if add := p.Kinds().AddToScheme; add != nil {
+			errs = append(errs, add(scheme))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
+	}
+	return scheme, nil
+}
+
+// APIs are the kinds every connection knows: the core kinds the walk
+// reads itself, then every provider's.
+func (s Set) APIs() []kube.API {
+	apis := kube.CoreAPIs()
+	for _, p := range s {
+		apis = append(apis, p.Kinds().APIs...)
+	}
+	return apis
+}
+
+// Sources are the edge sources of the inventories.
+func (s Set) Sources() []reach.Source {
+	var out []reach.Source
+	for _, p := range s {
+		if inv, ok := p.(Inventory); ok {
+			out = append(out, inv.Source())
+		}
+	}
+	return out
+}
+
+// Probes are every prober's probes, in order.
+func (s Set) Probes() []fleet.Probe[*reach.Cluster] {
+	var out []fleet.Probe[*reach.Cluster]
+	for _, p := range s {
+		if pr, ok := p.(Prober); ok {
+			out = append(out, pr.Probes()...)
+		}
+	}
+	return out
+}
+
+// AddFlags adds every configurable provider's flags to fs.
+func (s Set) AddFlags(fs *pflag.FlagSet) {
+	for _, p := range s {
+		if c, ok := p.(Configurable); ok {
+			c.AddFlags(fs)
+		}
+	}
+}
+
+// Validate checks every configurable provider's flags.
+func (s Set) Validate() error {
+	var errs []error
+	for _, p := range s {
+		if c, ok := p.(Configurable); ok {
+			errs = append(errs, c.Validate())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Describer is the describer of node from its parent: the first whose
+// edge the node has, or for a node without edges (the root's view of an
+// old walk) the first of all; false when none describes it.
+func (s Set) Describer(node *fleet.Node) (Describer, bool) {
+	for _, p := range s {
+		d, ok := p.(Describer)
+		if ok && (len(node.Edges) == 0 || slices.ContainsFunc(node.Edges, func(e fleet.Edge) bool { return e.Kind == p.Name() })) {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// Inventory is the inventory whose edges are of kind; false when no
+// provider of the set makes them.
+func (s Set) Inventory(kind string) (Inventory, bool) {
+	for _, p := range s {
+		if inv, ok := p.(Inventory); ok && p.Name() == kind {
+			return inv, true
+		}
+	}
+	return nil, false
+}

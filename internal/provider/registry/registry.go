@@ -1,0 +1,26 @@
+// Package registry is the one list of kubectl fleet's integrations. It is
+// the only package of the core that imports them: everything else asks
+// the Set it returns.
+package registry
+
+import (
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
+)
+
+// Providers returns new providers of every integration, for one
+// invocation. The order matters: edge sources are asked, and a child's
+// edges tried, in this order (a cluster both a CAPI Cluster and an Argo
+// CD cluster Secret lead to is reached by its CAPI kubeconfig first), and
+// probes record what they read in it.
+func Providers() provider.Set {
+	return provider.Set{
+		capi.NewProvider(),
+		flux.NewProvider(),
+		argocd.NewProvider(),
+		ocm.NewProvider(),
+	}
+}

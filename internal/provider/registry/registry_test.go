@@ -1,0 +1,101 @@
+package registry_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
+)
+
+// The registry's order is behaviour: edge sources are asked, edges tried
+// and probes recorded in it.
+func TestProvidersInOrder(t *testing.T) {
+	set := registry.Providers()
+	var names, sources, probes []string
+	for _, p := range set {
+		names = append(names, p.Name())
+	}
+	for _, s := range set.Sources() {
+		sources = append(sources, s.Kind())
+	}
+	for _, p := range set.Probes() {
+		probes = append(probes, p.Name())
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"providers", names, []string{"capi", "flux", "argocd", "ocm"}},
+		{"edge sources", sources, []string{"capi", "argocd", "ocm"}},
+		{"probes", probes, []string{"flux", "argocd"}},
+	} {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
+// Every kind is registered once: a kind two providers claimed would map
+// to whichever came last.
+func TestKindsOnce(t *testing.T) {
+	set := registry.Providers()
+	if _, err := set.Scheme(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range set.APIs() {
+		if seen[a.GVK.String()] {
+			t.Errorf("kind %s is listed twice", a.GVK)
+		}
+		seen[a.GVK.String()] = true
+	}
+}
+
+func TestInventoryAndDescriber(t *testing.T) {
+	set := registry.Providers()
+	for _, c := range []struct {
+		name  string
+		edges []fleet.Edge
+		want  string
+	}{
+		{name: "a node without edges is described by the first describer", want: "capi"},
+		{name: "a CAPI Cluster's node by CAPI", edges: []fleet.Edge{{Kind: "argocd"}, {Kind: "capi"}}, want: "capi"},
+		{name: "an Argo CD cluster alone by none", edges: []fleet.Edge{{Kind: "argocd"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := ""
+			if d, ok := set.Describer(&fleet.Node{Edges: c.edges}); ok {
+				got = d.Name()
+			}
+			if got != c.want {
+				t.Errorf("Describer = %q, want %q", got, c.want)
+			}
+		})
+	}
+	for _, kind := range []string{"capi", "argocd", "ocm"} {
+		if inv, ok := set.Inventory(kind); !ok || inv.Name() != kind {
+			t.Errorf("Inventory(%q) = %v, %v", kind, inv, ok)
+		}
+	}
+	if _, ok := set.Inventory("flux"); ok {
+		t.Error("flux is no inventory")
+	}
+}
+
+// A provider's flags are the root's, and its Validate checks them.
+func TestProviderFlags(t *testing.T) {
+	set := registry.Providers()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	set.AddFlags(fs)
+	if err := fs.Parse([]string{"--ocm-service-account", "Not_A_Name"}); err != nil {
+		t.Fatal(err)
+	}
+	err := set.Validate()
+	want := `invalid --ocm-service-account "Not_A_Name": give the name of a ManagedServiceAccount`
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate = %v, want %s", err, want)
+	}
+}
