@@ -146,7 +146,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 	node.Children = nil // the cluster alone: its description has no subtree
 	if err := printAs(o.Out, o.Output, d, func() error {
-		return render.Describe(o.Out, d, render.Options{Color: o.useColor(o.Out)})
+		return render.Describe(o.Out, d, render.Options{Color: o.useColor(o.Out), Columns: o.Providers.Columns()})
 	}); err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/hostile"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 // hostileFleet is a root that serves its Clusters correctly, each of whose
@@ -681,8 +682,12 @@ func TestHostileHubChildrenAreReportedEach(t *testing.T) {
 			t.Errorf("%q: %+v; want a node reached, its name flagged invalid", name, c)
 		}
 	}
-	if c := seen["ocm-evil-strings"]; c == nil || c.OCM == nil || c.OCM.ClusterSet != "blue"+hostile.Escapes || c.OCM.Version != "v1.36.3"+hostile.Escapes || c.OCM.Available != "False"+hostile.Escapes {
-		t.Errorf("ocm-evil-strings: what the hub reports of it is not kept as it is (JSON escapes it): %+v", c)
+	var reg *ocm.Registration
+	if c := seen["ocm-evil-strings"]; c != nil {
+		reg = registrations(t, r)[c.Path]
+	}
+	if reg == nil || reg.ClusterSet != "blue"+hostile.Escapes || reg.Version != "v1.36.3"+hostile.Escapes || reg.Available != "False"+hostile.Escapes {
+		t.Errorf("ocm-evil-strings: what the hub reports of it is not kept as it is (JSON escapes it): %+v", reg)
 	}
 }
 

@@ -59,16 +59,17 @@ func TestHubTreeHasOneNodePerClusterAndItsEdges(t *testing.T) {
 // what the cluster itself says; a cluster OCM cannot reach says why.
 func TestOCMClustersShowWhatTheHubKnows(t *testing.T) {
 	needFleets(t)
-	root := decode[fleet.Node](t, onFleet(t, hubFleet.get(t), "tree", "-o", "json"))
+	r := onFleet(t, hubFleet.get(t), "tree", "-o", "json")
+	root, regs := decode[fleet.Node](t, r), registrations(t, r)
 	want := map[string]struct {
-		reg  fleet.Registration
+		reg  ocm.Registration
 		live string
 		err  string
 	}{
-		"aws":     {fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3", ClusterSet: "blue"}, "v1.36.3", ""},
-		"prod-eu": {fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0", ClusterSet: "red"}, "v1.36.3", ""},
-		"lost":    {fleet.Registration{Accepted: true, Available: "Unknown", Version: "v1.36.3", ClusterSet: "red"}, "", "connection refused"},
-		"pending": {fleet.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}, "", "no ManagedServiceAccount in namespace pending has a token Secret yet (kubectl-fleet)"},
+		"aws":     {ocm.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3", ClusterSet: "blue"}, "v1.36.3", ""},
+		"prod-eu": {ocm.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0", ClusterSet: "red"}, "v1.36.3", ""},
+		"lost":    {ocm.Registration{Accepted: true, Available: "Unknown", Version: "v1.36.3", ClusterSet: "red"}, "", "connection refused"},
+		"pending": {ocm.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}, "", "no ManagedServiceAccount in namespace pending has a token Secret yet (kubectl-fleet)"},
 	}
 	for _, c := range root.Children {
 		w, ok := want[c.Path]
@@ -76,9 +77,9 @@ func TestOCMClustersShowWhatTheHubKnows(t *testing.T) {
 			continue
 		}
 		delete(want, c.Path)
-		got := fleet.Registration{}
-		if c.OCM != nil {
-			got = *c.OCM
+		got := ocm.Registration{}
+		if reg := regs[c.Path]; reg != nil {
+			got = *reg
 		}
 		if got.Joined == "False" { // not joined: False or no condition at all
 			got.Joined = ""
@@ -451,4 +452,27 @@ func handedOutReaches(t *testing.T, kubeconfig, cluster string) {
 	if err := c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}); err != nil {
 		t.Errorf("the kubeconfig handed out does not reach %s: %v", cluster, err)
 	}
+}
+
+// registrations are what the OCM hubs report of each cluster in the JSON
+// a command printed (a node's "ocm"), by path.
+func registrations(t *testing.T, r result) map[string]*ocm.Registration {
+	t.Helper()
+	type node struct {
+		Path     string            `json:"path"`
+		OCM      *ocm.Registration `json:"ocm"`
+		Children []*node           `json:"children"`
+	}
+	out := map[string]*ocm.Registration{}
+	var visit func(n *node)
+	visit = func(n *node) {
+		if n.OCM != nil {
+			out[n.Path] = n.OCM
+		}
+		for _, c := range n.Children {
+			visit(c)
+		}
+	}
+	visit(decode[node](t, r))
+	return out
 }

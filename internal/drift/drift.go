@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 // The kinds of drift, in the order they are counted and documented.
@@ -208,7 +209,7 @@ func byCAPI(n *fleet.Node) bool {
 // registration is what is wrong in what the cluster's OCM hub reports of
 // it: not accepted or not joined, or joined and not available.
 func registration(n *fleet.Node) []fleet.Finding {
-	r := n.OCM
+	r := ocm.Of(n)
 	if r == nil {
 		return nil
 	}
@@ -244,7 +245,7 @@ func versionSkew(n *fleet.Node) []fleet.Finding {
 	if n.Version != "" && n.LiveVersion != "" && !sameVersion(n.Version, n.LiveVersion) {
 		out = append(out, fleet.Finding{Kind: VersionSkew, Expected: n.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the declared version"})
 	}
-	if r := n.OCM; r != nil && r.Version != "" && n.LiveVersion != "" && !sameVersion(r.Version, n.LiveVersion) {
+	if r := ocm.Of(n); r != nil && r.Version != "" && n.LiveVersion != "" && !sameVersion(r.Version, n.LiveVersion) {
 		out = append(out, fleet.Finding{Kind: VersionSkew, Expected: r.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the version the OCM hub reports (ManagedCluster status.version.kubernetes): the hub's view is stale"})
 	}
 	counts := map[string]int32{}

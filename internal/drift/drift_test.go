@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -106,17 +107,17 @@ func TestClusterKinds(t *testing.T) {
 // and still known of a cluster that could not be reached; a cluster no
 // CAPI Cluster describes is not undeclared.
 func TestOCMKinds(t *testing.T) {
-	managed := func(reg fleet.Registration, mutate ...func(*fleet.Node)) *fleet.Node {
+	managed := func(reg ocm.Registration, mutate ...func(*fleet.Node)) *fleet.Node {
 		n := node()
 		n.DeclaredBy = ""
 		n.Edges = []fleet.Edge{{Kind: "ocm", Name: "a"}}
-		n.OCM = &reg
+		n.SetFacet(ocm.Edge, &reg)
 		for _, m := range mutate {
 			m(n)
 		}
 		return n
 	}
-	ok := fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3"}
+	ok := ocm.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3"}
 	unreachable := func(n *fleet.Node) { n.Error, n.LiveVersion, n.Flux = "cannot reach", "", nil }
 	cases := []struct {
 		name string
@@ -124,10 +125,10 @@ func TestOCMKinds(t *testing.T) {
 		want []string
 	}{
 		{"clean", managed(ok), nil},
-		{"not accepted", managed(fleet.Registration{Version: "v1.36.3"}), []string{"not-joined a"}},
-		{"not joined, unreachable", managed(fleet.Registration{Accepted: true, Available: "Unknown"}, unreachable), []string{"not-joined a", "unreadable"}},
-		{"unavailable", managed(fleet.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}), []string{"unavailable a"}},
-		{"a stale version", managed(fleet.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0"}), []string{"version-skew"}},
+		{"not accepted", managed(ocm.Registration{Version: "v1.36.3"}), []string{"not-joined a"}},
+		{"not joined, unreachable", managed(ocm.Registration{Accepted: true, Available: "Unknown"}, unreachable), []string{"not-joined a", "unreadable"}},
+		{"unavailable", managed(ocm.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}), []string{"unavailable a"}},
+		{"a stale version", managed(ocm.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0"}), []string{"version-skew"}},
 		{"an EKS build of the reported version", managed(ok, func(n *fleet.Node) { n.LiveVersion = "v1.36.3-eks-1" }), nil},
 		{"also a CAPI Cluster, undeclared", managed(ok, func(n *fleet.Node) { n.Edges = append(n.Edges, fleet.Edge{Kind: "capi", Namespace: "t", Name: "a"}) }), []string{"undeclared a"}},
 	}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -101,15 +102,15 @@ func matchChild(path, parent string, children []Child, segs []Segment, want Segm
 }
 
 // matchEnv picks the masters of an environment: the one named env, or,
-// where no master has that name, those whose provider is env and those of
-// the OCM ManagedClusterSet env.
+// where no master has that name, those whose provider is env and those a
+// facet places in env (an OCM ManagedClusterSet).
 func matchEnv(env string, masters []Child) ([]int, error) {
 	var byName, byKind []int
 	for i, m := range masters {
 		if m.Name == env {
 			byName = append(byName, i)
 		}
-		if m.Provider == env || m.OCM != nil && m.OCM.ClusterSet == env {
+		if m.Provider == env || slices.ContainsFunc(m.Facets.envs(), func(e Env) bool { return e.Name == env }) {
 			byKind = append(byKind, i)
 		}
 	}
@@ -125,8 +126,8 @@ func matchEnv(env string, masters []Child) ([]int, error) {
 		if m.Provider != "" {
 			about = append(about, m.Provider)
 		}
-		if m.OCM != nil && m.OCM.ClusterSet != "" {
-			about = append(about, "clusterset "+m.OCM.ClusterSet)
+		for _, e := range m.Facets.envs() {
+			about = append(about, e.About)
 		}
 		if len(about) == 0 {
 			eerr.Masters = append(eerr.Masters, m.Name)

@@ -72,9 +72,10 @@ type Node struct {
 	// Application's destination is matched.
 	ArgoCDServer string `json:"-"`
 	ArgoCDName   string `json:"-"`
-	// OCM is what the parent, an Open Cluster Management hub, knows of the
-	// cluster; nil when the parent holds no ManagedCluster of it.
-	OCM *Registration `json:"ocm,omitempty"`
+	// Facets are what the integrations know of the cluster, beyond the
+	// fields above: each owned by its provider's package, shown in JSON
+	// flat among the node's own fields (facet.go).
+	Facets Facets `json:"-"`
 	// Findings are the cluster's drift findings, when drift was asked for.
 	Findings []Finding `json:"findings,omitempty"`
 	// DeclaredIn is the file of a git checkout that declares the cluster's
@@ -157,23 +158,6 @@ type Application struct {
 
 // Good reports whether the Application is synced and healthy.
 func (a Application) Good() bool { return a.Sync == "Synced" && a.Health == "Healthy" }
-
-// Registration is what an Open Cluster Management hub reports of a
-// cluster it manages, from its ManagedCluster.
-type Registration struct {
-	// Accepted is spec.hubAcceptsClient: the hub lets the cluster's agent join.
-	Accepted bool `json:"accepted"`
-	// Joined and Available are the statuses of the ManagedClusterJoined and
-	// ManagedClusterConditionAvailable conditions: "True", "False",
-	// "Unknown", or empty when not reported.
-	Joined    string `json:"joined,omitempty"`
-	Available string `json:"available,omitempty"`
-	// Version is the Kubernetes version the cluster's agent reported
-	// (status.version.kubernetes).
-	Version string `json:"version,omitempty"`
-	// ClusterSet is the ManagedClusterSet the cluster belongs to.
-	ClusterSet string `json:"clusterSet,omitempty"`
-}
 
 // Replicas counts machines of a control plane or of the workers.
 type Replicas struct {

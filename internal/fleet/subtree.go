@@ -94,7 +94,17 @@ func SetParentView(n, from *Node) {
 	n.Name, n.Namespace, n.InvalidName, n.Path = from.Name, from.Namespace, from.InvalidName, from.Path
 	n.Provider, n.Version, n.Phase, n.Available = from.Provider, from.Version, from.Phase, from.Available
 	n.ControlPlane, n.Workers, n.DeclaredBy, n.Labels = from.ControlPlane, from.Workers, from.DeclaredBy, from.Labels
-	n.KubeconfigSecret, n.Edges, n.OCM = from.KubeconfigSecret, from.Edges, from.OCM
+	n.KubeconfigSecret, n.Edges = from.KubeconfigSecret, from.Edges
+	for name, f := range n.Facets {
+		if f.FromParent() {
+			delete(n.Facets, name)
+		}
+	}
+	for name, f := range from.Facets {
+		if f.FromParent() {
+			n.SetFacet(name, f)
+		}
+	}
 	n.ArgoCDServer, n.ArgoCDName = from.ArgoCDServer, from.ArgoCDName
 }
 

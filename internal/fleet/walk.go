@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -113,8 +114,10 @@ type Child struct {
 	KubeconfigSecret string
 	// Edges are the ways the parent reaches the child, tried in order.
 	Edges []Edge
-	// OCM is what the parent, an OCM hub, reports of the child.
-	OCM *Registration
+	// Facets are what the integrations whose objects on the parent name
+	// the child say of it (an OCM hub's registration): the node's facets
+	// from its parent.
+	Facets Facets
 	// ArgoCDServer and ArgoCDName are how Argo CD on the parent addresses
 	// the child (Node.ArgoCDServer).
 	ArgoCDServer, ArgoCDName string
@@ -707,7 +710,7 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 		Labels:           c.Labels,
 		KubeconfigSecret: c.KubeconfigSecret,
 		Edges:            c.Edges,
-		OCM:              c.OCM,
+		Facets:           maps.Clone(c.Facets),
 		ArgoCDServer:     c.ArgoCDServer,
 		ArgoCDName:       c.ArgoCDName,
 		Children:         []*Node{},

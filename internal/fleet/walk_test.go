@@ -639,18 +639,30 @@ func TestWalkCycleByEndpoint(t *testing.T) {
 	}
 }
 
+// clusterSet is a facet that puts its cluster in an environment, as an
+// OCM hub's registration does.
+type clusterSet string
+
+func (clusterSet) FromParent() bool { return true }
+func (s clusterSet) JSONFields() []fleet.JSONField {
+	return []fleet.JSONField{{Key: "ocm", After: "edges", Value: map[string]string{"clusterSet": string(s)}}}
+}
+func (s clusterSet) Envs() []fleet.Env {
+	return []fleet.Env{{Name: string(s), About: "clusterset " + string(s)}}
+}
+
 // An environment is also an OCM ManagedClusterSet: the masters the hub
 // puts in that set, where no master bears the name.
 func TestWalkEnvByClusterSet(t *testing.T) {
 	root := momFleet()
-	root.children[0].OCM = &fleet.Registration{ClusterSet: "blue"} // azure
-	root.children[1].OCM = &fleet.Registration{ClusterSet: "blue"} // aws
+	root.children[0].SetFacet("ocm", clusterSet("blue")) // azure
+	root.children[1].SetFacet("ocm", clusterSet("blue")) // aws
 	res := walkResult(t, root, fleet.Options{Envs: []string{"blue"}, Depth: 0})
 	if diff := cmp.Diff([]string{"aws", "azure"}, nodePaths(res.Selected)); diff != "" {
 		t.Errorf("selected (-want +got):\n%s", diff)
 	}
-	if res.Root.Children[0].OCM == nil || res.Root.Children[0].OCM.ClusterSet != "blue" {
-		t.Errorf("the node lost its registration: %+v", res.Root.Children[0].OCM)
+	if f := res.Root.Children[0].Facet("ocm"); f != clusterSet("blue") {
+		t.Errorf("the node lost its registration: %+v", f)
 	}
 	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Envs: []string{"red"}, Depth: -1})
 	want := `no environment "red": no master has that name, provider or OCM clusterset; masters: aws (aws, clusterset blue), azure (azure, clusterset blue)`

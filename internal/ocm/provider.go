@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
@@ -27,6 +28,7 @@ type Provider struct {
 var (
 	_ provider.Inventory    = &Provider{}
 	_ provider.Configurable = &Provider{}
+	_ provider.Presenter    = &Provider{}
 )
 
 // NewProvider returns the OCM provider, its flags unset.
@@ -39,6 +41,12 @@ func (*Provider) Name() string { return Edge }
 // ManagedServiceAccounts.
 func (*Provider) Kinds() provider.Kinds {
 	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
+}
+
+// Columns are OCM's column, before FLUX: what the hub says of each
+// cluster it holds.
+func (*Provider) Columns() []fleet.Column {
+	return []fleet.Column{{Header: "OCM", Before: "FLUX", Cell: Summary, Describe: Describe}}
 }
 
 // AddFlags adds --ocm-service-account.

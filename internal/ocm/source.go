@@ -109,7 +109,7 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]
 // childOf is the child a ManagedCluster names, and what the hub reports
 // of it.
 func childOf(mc *ocmclusterv1.ManagedCluster) fleet.Child {
-	reg := &fleet.Registration{
+	reg := &Registration{
 		Accepted:   mc.Spec.HubAcceptsClient,
 		Version:    mc.Status.Version.Kubernetes,
 		ClusterSet: mc.Labels[ClusterSetLabel],
@@ -120,14 +120,15 @@ func childOf(mc *ocmclusterv1.ManagedCluster) fleet.Child {
 	if c := apimeta.FindStatusCondition(mc.Status.Conditions, ConditionAvailable); c != nil {
 		reg.Available = string(c.Status)
 	}
-	return fleet.Child{
+	child := fleet.Child{
 		// The cluster's namespace on the hub bears its name: its
 		// ManagedServiceAccounts are there.
 		Name: mc.Name, Namespace: mc.Name,
 		Labels: mc.Labels,
 		Edges:  []fleet.Edge{{Kind: Edge, Name: mc.Name}},
-		OCM:    reg,
 	}
+	child.SetFacet(Edge, reg)
+	return child
 }
 
 // sameAs is the CAPI Cluster the ManagedCluster says it is.

@@ -105,9 +105,9 @@ func TestChildrenAreTheManagedClusters(t *testing.T) {
 		t.Fatalf("found %d children; want team-a alone", len(found))
 	}
 	f := found[0]
-	want := fleet.Registration{Accepted: true, Joined: "True", Available: "Unknown", Version: "v1.35.0", ClusterSet: "blue"}
-	if f.Child.Name != "team-a" || f.Child.OCM == nil || *f.Child.OCM != want || f.Child.Edges[0] != (fleet.Edge{Kind: Edge, Name: "team-a"}) {
-		t.Errorf("child %+v, OCM %+v; want team-a by ocm, %+v", f.Child, f.Child.OCM, want)
+	want := Registration{Accepted: true, Joined: "True", Available: "Unknown", Version: "v1.35.0", ClusterSet: "blue"}
+	if f.Child.Name != "team-a" || OfChild(&f.Child) == nil || *OfChild(&f.Child) != want || f.Child.Edges[0] != (fleet.Edge{Kind: Edge, Name: "team-a"}) {
+		t.Errorf("child %+v, OCM %+v; want team-a by ocm, %+v", f.Child, OfChild(&f.Child), want)
 	}
 	if len(f.SameAs) != 1 || f.SameAs[0] != (fleet.Edge{Kind: "capi", Namespace: "tenants", Name: "team-a"}) {
 		t.Errorf("SameAs %v; want capi tenants/team-a", f.SameAs)

@@ -89,6 +89,13 @@ type Describer interface {
 	Describe(ctx context.Context, parent *kube.Conn, timeout time.Duration, node *fleet.Node, opts describe.Options) (*describe.Object, error)
 }
 
+// Presenter is a provider that adds columns to the tree and the list, and
+// lines to describe.
+type Presenter interface {
+	Provider
+	Columns() []fleet.Column
+}
+
 // Prober is a provider that reads every cluster the walk reaches, in the
 // walk's one round of reads per cluster (a GitOps engine's objects).
 type Prober interface {
@@ -133,6 +140,17 @@ func (s Set) APIs() []kube.API {
 		apis = append(apis, p.Kinds().APIs...)
 	}
 	return apis
+}
+
+// Columns are every presenter's columns, in order.
+func (s Set) Columns() []fleet.Column {
+	var out []fleet.Column
+	for _, p := range s {
+		if pr, ok := p.(Presenter); ok {
+			out = append(out, pr.Columns()...)
+		}
+	}
+	return out
 }
 
 // Sources are the edge sources of the inventories.

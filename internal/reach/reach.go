@@ -244,9 +244,7 @@ func mergeSameAs(children []fleet.Child, sameAs [][]fleet.Edge) []fleet.Child {
 // src's too: src's edges follow dst's, and what only src knows fills in.
 func merge(dst *fleet.Child, src fleet.Child) {
 	dst.Edges = append(dst.Edges, src.Edges...)
-	if dst.OCM == nil {
-		dst.OCM = src.OCM
-	}
+	fleet.MergeFacets(dst, src)
 	if dst.ArgoCDServer == "" {
 		dst.ArgoCDServer, dst.ArgoCDName = src.ArgoCDServer, src.ArgoCDName
 	}

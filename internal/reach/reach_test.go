@@ -141,11 +141,17 @@ func (s sameAsSource) Children(ctx context.Context, conn *kube.Conn, connect boo
 	found, err := s.source.Children(ctx, conn, connect)
 	for i := range found {
 		found[i].SameAs = []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: found[i].Child.Name}}
-		found[i].Child.OCM = &fleet.Registration{ClusterSet: "blue"}
+		found[i].Child.SetFacet("set", setFacet("blue"))
 		found[i].Child.Labels = map[string]string{"set": "blue"}
 	}
 	return found, err
 }
+
+// setFacet is what a test source knows of a child beside its edge.
+type setFacet string
+
+func (setFacet) FromParent() bool              { return true }
+func (setFacet) JSONFields() []fleet.JSONField { return nil }
 
 // A child that names another source's child as itself is that child, by
 // one more edge, wherever its credentials lead, and adds what it knows;
@@ -161,8 +167,8 @@ func TestChildThatSaysItIsAnotherIsOneNode(t *testing.T) {
 	var names []string
 	for _, c := range got {
 		set := ""
-		if c.OCM != nil {
-			set = " set " + c.OCM.ClusterSet + " label " + c.Labels["set"]
+		if f, ok := c.Facets["set"].(setFacet); ok {
+			set = " set " + string(f) + " label " + c.Labels["set"]
 		}
 		names = append(names, c.Name+"="+edgesOf(c)+set)
 	}

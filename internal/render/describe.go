@@ -37,13 +37,13 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		phase += ", Available " + n.Available
 	}
 	field("Phase", phase)
-	if r := n.OCM; r != nil {
-		state, health := ocmSummary(r)
-		accepted := "not accepted"
-		if r.Accepted {
-			accepted = "accepted"
+	for _, c := range opts.Columns {
+		if c.Describe == nil {
+			continue
 		}
-		field("OCM", paint(st, health, state)+st.dim.Render(fmt.Sprintf(" (%s, joined %s, available %s, reports %s)", accepted, dash(r.Joined), dash(r.Available), dash(r.Version))))
+		if text, health, detail := c.Describe(n); text != "" {
+			field(c.Header, paint(st, int(health), text)+st.dim.Render(detail))
+		}
 	}
 	switch {
 	case d.Nodes != nil:

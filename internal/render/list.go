@@ -23,6 +23,8 @@ type ListOptions struct {
 	Drift bool
 	// Git adds the file of the checkout that declares each Cluster object.
 	Git bool
+	// Columns are the integrations' columns, as in Options.
+	Columns []fleet.Column
 }
 
 // Table draws one row per cluster, in the order given, like kubectl get.
@@ -33,9 +35,9 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	if opts.Wide {
 		headers = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "SUSPENDED", "REVISION", "DECLARED BY", "ERROR"}
 	}
-	eng := enginesOf(nodes...)
-	if eng.ocm {
-		headers = slices.Insert(headers, slices.Index(headers, "FLUX"), "OCM")
+	eng := enginesOf(opts.Columns, nodes...)
+	for _, c := range eng.columns {
+		headers = slices.Insert(headers, slices.Index(headers, c.Before), c.Header)
 	}
 	if eng.argocd {
 		headers = slices.Insert(headers, slices.Index(headers, "FLUX")+1, "ARGO CD")

@@ -23,18 +23,31 @@ type Options struct {
 	// Git draws, under each cluster, the file of the checkout that
 	// declares its Cluster object.
 	Git bool
+	// Columns are the integrations' columns (provider.Set.Columns): each
+	// shown where some cluster has something in it, and in describe.
+	Columns []fleet.Column
 }
 
-// engines says which columns beyond CAPI's and Flux's an output has: OCM
-// where some cluster of it is managed by an OCM hub, ARGO CD where some
-// runs Argo CD or is deployed to by it.
-type engines struct{ ocm, argocd bool }
+// engines says which columns beyond CAPI's and Flux's an output has: an
+// integration's where some cluster has something in it (OCM's where some
+// cluster of it is managed by an OCM hub), ARGO CD where some runs Argo CD
+// or is deployed to by it.
+type engines struct {
+	columns []fleet.Column
+	argocd  bool
+}
 
-func enginesOf(nodes ...*fleet.Node) engines {
+func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
 	var e engines
+	shown := make([]bool, len(columns))
 	var visit func(n *fleet.Node)
 	visit = func(n *fleet.Node) {
-		e.ocm = e.ocm || n.OCM != nil
+		for i, c := range columns {
+			if !shown[i] {
+				cell, _ := c.Cell(n)
+				shown[i] = cell != ""
+			}
+		}
 		e.argocd = e.argocd || len(n.Applications) > 0 || n.ArgoCD != nil && (len(n.ArgoCD.Applications) > 0 || n.ArgoCD.Error != "")
 		for _, c := range n.Children {
 			visit(c)
@@ -43,20 +56,39 @@ func enginesOf(nodes ...*fleet.Node) engines {
 	for _, n := range nodes {
 		visit(n)
 	}
+	for i, c := range columns {
+		if shown[i] {
+			e.columns = append(e.columns, c)
+		}
+	}
 	return e
+}
+
+// extraCells adds, through add, the cells of the integrations' columns
+// that go before the core's column before.
+func (e engines) extraCells(n *fleet.Node, before string, add func(string, int)) {
+	for _, c := range e.columns {
+		if c.Before == before {
+			cell, health := c.Cell(n)
+			add(cell, int(health))
+		}
+	}
 }
 
 // The columns of a cluster row, in order.
 func treeColumns(e engines) []string {
-	cols := []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS"}
-	if e.ocm {
-		cols = append(cols, "OCM")
+	var cols []string
+	for _, c := range []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "ARGO CD", "REVISION", "DECLARED BY"} {
+		for _, x := range e.columns {
+			if x.Before == c {
+				cols = append(cols, x.Header)
+			}
+		}
+		if c != "ARGO CD" || e.argocd {
+			cols = append(cols, c)
+		}
 	}
-	cols = append(cols, "FLUX")
-	if e.argocd {
-		cols = append(cols, "ARGO CD")
-	}
-	return append(cols, "REVISION", "DECLARED BY")
+	return cols
 }
 
 type styles struct {
@@ -142,7 +174,7 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 	root = escape.Copy(root)
 	st := newStyles(io.Discard, opts.Color)
 	rows := map[*fleet.Node]*row{}
-	eng := enginesOf(root)
+	eng := enginesOf(opts.Columns, root)
 	columns := treeColumns(eng)
 	widths := make([]int, len(columns))
 	for i, c := range columns {
@@ -279,9 +311,7 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool, e engines) *row {
 	add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
 	add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
 	add(replicas(n.Workers), replicaHealth(n.Workers))
-	if e.ocm {
-		add(ocmSummary(n.OCM))
-	}
+	e.extraCells(n, "FLUX", add)
 	fluxCell, fluxHealth := fluxSummary(n)
 	add(fluxCell, fluxHealth)
 	if e.argocd {
@@ -358,29 +388,6 @@ func replicaHealth(r *fleet.Replicas) int {
 		return warn
 	}
 	return good
-}
-
-// ocmSummary is what an OCM hub says of a cluster, in a word, after its
-// ManagedClusterSet: "blue: available", "not joined".
-func ocmSummary(r *fleet.Registration) (string, int) {
-	if r == nil {
-		return "", plain
-	}
-	state, health := "available", good
-	switch {
-	case !r.Accepted:
-		state, health = "not accepted", warn
-	case r.Joined != "True":
-		state, health = "not joined", bad
-	case r.Available == "False":
-		state, health = "unavailable", bad
-	case r.Available != "True":
-		state, health = "availability unknown", warn
-	}
-	if r.ClusterSet != "" {
-		state = r.ClusterSet + ": " + state
-	}
-	return state, health
 }
 
 // argoCDSummary is the state of the Applications that deploy to n: how

@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
 )
 
@@ -33,6 +34,8 @@ type Options struct {
 	// Git draws under each cluster the file of the checkout that
 	// declares it (render.Options.Git).
 	Git bool
+	// Columns are the integrations' columns (render.Options.Columns).
+	Columns []fleet.Column
 	// Describe returns what `kubectl fleet describe` prints of the
 	// cluster at path ("" is the root), already escaped for the
 	// terminal; enter shows it. Nil: enter says describe is not

@@ -1,0 +1,207 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Facets are what the integrations know of one cluster, each under its
+// provider's name and owned by that provider's package, which reads and
+// writes its own (ocm.Of(node)). The core stores them, copies them with
+// the node, merges them when two edges lead to one cluster, and shows
+// them in the node's JSON flat among its own fields; it knows nothing
+// else of them.
+type Facets map[string]Facet
+
+// Facet is one integration's knowledge of a cluster.
+type Facet interface {
+	// FromParent reports whether the parent said it (the walk had it
+	// before it read the cluster: an OCM hub's registration) rather than
+	// the cluster itself; a cluster read again keeps its parent's.
+	FromParent() bool
+	// JSONFields are the facet's fields in the node's JSON.
+	JSONFields() []JSONField
+}
+
+// JSONField is one field a facet shows in its node's JSON, placed right
+// after the field After of the node (or of another facet), so that a
+// field an integration owns keeps the place it had in the node's JSON.
+type JSONField struct {
+	Key, After string
+	Value      any
+	// OmitEmpty leaves the field out when Value is empty, as the
+	// omitempty option of a struct tag does.
+	OmitEmpty bool
+}
+
+// EnvFacet is a facet that places its cluster in environments beside its
+// name and infrastructure provider: an OCM ManagedClusterSet.
+type EnvFacet interface {
+	Facet
+	// Envs are the environments, each with how an error describes it
+	// ("clusterset blue").
+	Envs() []Env
+}
+
+// Env is an environment a facet puts its cluster in.
+type Env struct{ Name, About string }
+
+// Facet returns the facet named name, or nil.
+func (n *Node) Facet(name string) Facet { return n.Facets[name] }
+
+// SetFacet stores f under name; a nil f removes it.
+func (n *Node) SetFacet(name string, f Facet) { n.Facets = setFacet(n.Facets, name, f) }
+
+// SetFacet stores what the parent says of the child under name; a nil f
+// removes it.
+func (c *Child) SetFacet(name string, f Facet) { c.Facets = setFacet(c.Facets, name, f) }
+
+func setFacet(fs Facets, name string, f Facet) Facets {
+	if f == nil || reflect.ValueOf(f).Kind() == reflect.Pointer && reflect.ValueOf(f).IsNil() {
+		delete(fs, name)
+		return fs
+	}
+	if fs == nil {
+		fs = Facets{}
+	}
+	fs[name] = f
+	return fs
+}
+
+// merge adds to fs the facets of other it does not have: what another
+// edge's parent object says of the same cluster.
+func (fs Facets) merge(other Facets) Facets {
+	for name, f := range other {
+		if _, ok := fs[name]; !ok {
+			fs = setFacet(fs, name, f)
+		}
+	}
+	return fs
+}
+
+// MergeFacets fills in dst's facets with those src has and dst has not:
+// two edges' children that are one cluster.
+func MergeFacets(dst *Child, src Child) { dst.Facets = dst.Facets.merge(src.Facets) }
+
+// envs are the environments the facets put the cluster in, in the order
+// of the facets' names.
+func (fs Facets) envs() []Env {
+	var out []Env
+	for _, name := range slices.Sorted(maps.Keys(fs)) {
+		if e, ok := fs[name].(EnvFacet); ok {
+			out = append(out, e.Envs()...)
+		}
+	}
+	return out
+}
+
+// nodeFields are Node's own JSON fields, in order, read once.
+var nodeFields = sync.OnceValue(func() []nodeField {
+	t := reflect.TypeFor[nodeJSON]()
+	var out []nodeField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if !f.IsExported() || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		out = append(out, nodeField{index: i, key: name, omitEmpty: strings.Contains(opts, "omitempty")})
+	}
+	return out
+})
+
+type nodeField struct {
+	index     int
+	key       string
+	omitEmpty bool
+}
+
+// nodeJSON is Node without its methods, so that encoding a field of it
+// does not come back to MarshalJSON.
+type nodeJSON Node
+
+// MarshalJSON writes the node's fields and, flat among them, each facet's
+// fields after the field it names.
+func (n *Node) MarshalJSON() ([]byte, error) {
+	after := map[string][]JSONField{}
+	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
+		for _, f := range n.Facets[name].JSONFields() {
+			after[f.After] = append(after[f.After], f)
+		}
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	write := func(key string, value any) error {
+		data, err := json.Marshal(value)
+		if err != nil {
+			return fmt.Errorf("failed to encode field %s of cluster %q: %w", key, n.Path, err)
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(data)
+		return nil
+	}
+	var writeAfter func(key string) error
+	writeAfter = func(key string) error {
+		fields := after[key]
+		delete(after, key)
+		for _, f := range fields {
+			if f.OmitEmpty && isEmpty(reflect.ValueOf(f.Value)) {
+				continue
+			}
+			if err := write(f.Key, f.Value); err != nil {
+				return err
+			}
+			if err := writeAfter(f.Key); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	v := reflect.ValueOf((*nodeJSON)(n)).Elem()
+	for _, f := range nodeFields() {
+		value := v.Field(f.index)
+		if !f.omitEmpty || !isEmpty(value) {
+			if err := write(f.key, value.Interface()); err != nil {
+				return nil, err
+			}
+		}
+		if err := writeAfter(f.key); err != nil {
+			return nil, err
+		}
+	}
+	if len(after) > 0 {
+		return nil, fmt.Errorf("cluster %q: a facet's fields follow no field of the node: %v", n.Path, slices.Sorted(maps.Keys(after)))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// isEmpty is encoding/json's test for omitempty.
+func isEmpty(v reflect.Value) bool {
+	if !v.IsValid() {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}

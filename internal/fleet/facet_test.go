@@ -1,0 +1,88 @@
+package fleet_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+// testFacet shows its fields where its test says.
+type testFacet []fleet.JSONField
+
+func (testFacet) FromParent() bool                { return false }
+func (f testFacet) JSONFields() []fleet.JSONField { return f }
+
+// fullNode has every field of the node set, and children.
+func fullNode() *fleet.Node {
+	cycle := "masters/aws"
+	return &fleet.Node{
+		Name: "team-a", Namespace: "tenants", InvalidName: true, Path: "aws/team-a", Provider: "aws", Version: "v1.36.3",
+		LiveVersion: "v1.36.2", Phase: "Provisioned", Available: "True", ControlPlane: &fleet.Replicas{Desired: 3, Ready: 3},
+		Labels: map[string]string{"env": "prod"}, Flux: &fleet.Flux{Installed: true}, Error: "boom",
+		ProbeErrors: map[string]string{"drift": "forbidden"}, Edges: []fleet.Edge{{Kind: "capi", Namespace: "tenants", Name: "team-a"}},
+		CycleOf: &cycle, Children: []*fleet.Node{{Name: "child", Children: []*fleet.Node{}}},
+	}
+}
+
+// Without facets a node's JSON is exactly what encoding/json makes of
+// its fields: the order, the omitempty fields, nulls and children.
+func TestNodeJSONWithoutFacetsIsItsFields(t *testing.T) {
+	type plain fleet.Node // no MarshalJSON
+	for _, n := range []*fleet.Node{fullNode(), {Name: "bare"}} {
+		want, err := json.Marshal((*plain)(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// plain's children are still *fleet.Node: encoded by MarshalJSON,
+		// which this test checks at the top level and by recursion.
+		got, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", n.Name, diff)
+		}
+	}
+}
+
+// A facet's fields are flat among the node's own, each right after the
+// field it names, after a field of another facet too; an empty field
+// with OmitEmpty is left out; the facets are not a field of their own.
+func TestNodeJSONPlacesFacetFields(t *testing.T) {
+	n := &fleet.Node{Name: "x", Path: "x", Children: []*fleet.Node{}}
+	n.SetFacet("b", testFacet{{Key: "second", After: "first", Value: 2}})
+	n.SetFacet("a", testFacet{{Key: "first", After: "path", Value: 1}, {Key: "gone", After: "error", Value: "", OmitEmpty: true}, {Key: "kept", After: "error", Value: ""}})
+	got, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"x","namespace":"","path":"x","first":1,"second":2,"provider":"","version":"","phase":"","flux":null,"error":"","kept":"","children":[]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A facet field that follows no field is an error, not a field lost.
+func TestNodeJSONRefusesAFieldWithNoPlace(t *testing.T) {
+	n := &fleet.Node{Name: "x", Path: "x"}
+	n.SetFacet("a", testFacet{{Key: "lost", After: "nowhere", Value: 1}})
+	_, err := json.Marshal(n)
+	if err == nil || !strings.Contains(err.Error(), "follow no field of the node: [nowhere]") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// A nil facet is no facet.
+func TestSetFacetNilRemoves(t *testing.T) {
+	n := &fleet.Node{}
+	n.SetFacet("a", testFacet{})
+	var none *struct{ testFacet }
+	n.SetFacet("a", none)
+	if n.Facet("a") != nil {
+		t.Errorf("facet a = %v, want none", n.Facet("a"))
+	}
+}

@@ -1,0 +1,108 @@
+package ocm
+
+import (
+	"fmt"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+// Registration is what an Open Cluster Management hub reports of a
+// cluster it manages, from its ManagedCluster: the ocm facet of the
+// cluster's node (Of).
+type Registration struct {
+	// Accepted is spec.hubAcceptsClient: the hub lets the cluster's agent join.
+	Accepted bool `json:"accepted"`
+	// Joined and Available are the statuses of the ManagedClusterJoined and
+	// ManagedClusterConditionAvailable conditions: "True", "False",
+	// "Unknown", or empty when not reported.
+	Joined    string `json:"joined,omitempty"`
+	Available string `json:"available,omitempty"`
+	// Version is the Kubernetes version the cluster's agent reported
+	// (status.version.kubernetes).
+	Version string `json:"version,omitempty"`
+	// ClusterSet is the ManagedClusterSet the cluster belongs to.
+	ClusterSet string `json:"clusterSet,omitempty"`
+}
+
+var _ fleet.EnvFacet = &Registration{}
+
+// Of is what the hub that holds n reports of it; nil when its parent holds
+// no ManagedCluster of it.
+func Of(n *fleet.Node) *Registration {
+	r, _ := n.Facet(Edge).(*Registration)
+	return r
+}
+
+// OfChild is what the hub reports of a child it holds; nil when none.
+func OfChild(c *fleet.Child) *Registration {
+	r, _ := c.Facets[Edge].(*Registration)
+	return r
+}
+
+// FromParent is true: the hub says it.
+func (*Registration) FromParent() bool { return true }
+
+// JSONFields shows the registration as the node's "ocm", after its edges.
+func (r *Registration) JSONFields() []fleet.JSONField {
+	return []fleet.JSONField{{Key: "ocm", After: "edges", Value: r, OmitEmpty: true}}
+}
+
+// Envs puts the cluster in its ManagedClusterSet: --env SET selects the
+// masters of a hub's set.
+func (r *Registration) Envs() []fleet.Env {
+	if r.ClusterSet == "" {
+		return nil
+	}
+	return []fleet.Env{{Name: r.ClusterSet, About: "clusterset " + r.ClusterSet}}
+}
+
+// Summary is what the hub says of the cluster, in a word, after its
+// ManagedClusterSet: "blue: available", "not joined"; "" for a cluster no
+// hub holds.
+func Summary(n *fleet.Node) (string, fleet.Health) {
+	r := Of(n)
+	if r == nil {
+		return "", fleet.HealthNone
+	}
+	state, health := r.state()
+	if r.ClusterSet != "" {
+		state = r.ClusterSet + ": " + state
+	}
+	return state, health
+}
+
+func (r *Registration) state() (string, fleet.Health) {
+	switch {
+	case !r.Accepted:
+		return "not accepted", fleet.HealthWarn
+	case r.Joined != "True":
+		return "not joined", fleet.HealthBad
+	case r.Available == "False":
+		return "unavailable", fleet.HealthBad
+	case r.Available != "True":
+		return "availability unknown", fleet.HealthWarn
+	}
+	return "available", fleet.HealthGood
+}
+
+// Describe is the cluster's OCM line in describe: the summary, and what
+// the hub reports in detail.
+func Describe(n *fleet.Node) (text string, health fleet.Health, detail string) {
+	r := Of(n)
+	if r == nil {
+		return "", fleet.HealthNone, ""
+	}
+	text, health = Summary(n)
+	accepted := "not accepted"
+	if r.Accepted {
+		accepted = "accepted"
+	}
+	return text, health, fmt.Sprintf(" (%s, joined %s, available %s, reports %s)", accepted, dash(r.Joined), dash(r.Available), dash(r.Version))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
