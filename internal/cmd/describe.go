@@ -133,7 +133,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 	d.Nodes = node.Nodes
 	d.NodesError = node.ProbeErrors[nodesProbeName]
-	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: time.Now()})
+	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: time.Now(), Checks: o.Providers.DriftChecks()})
 	if parent := parentOf(res.Root, node); parent != nil {
 		if p, ok := o.Providers.Describer(node); ok {
 			if pc, ok := res.Conn(parent); ok {

@@ -97,14 +97,18 @@ type DriftFlags struct {
 	MaxSuspendAge time.Duration
 
 	kinds map[fleet.DriftKind]bool
+	// checks are the integrations' parts of drift (their kinds).
+	checks []fleet.DriftCheck
 }
 
 // NewDriftFlags returns the defaults.
 func NewDriftFlags() DriftFlags { return DriftFlags{Grace: 5 * time.Minute} }
 
-// AddFlags registers the drift flags.
-func (d *DriftFlags) AddFlags(f *pflag.FlagSet) {
-	f.StringSliceVar(&d.Kinds, flagKind, nil, "Drift kinds to report: "+strings.Join(driftKindNames(), ", ")+" (default: all)")
+// AddFlags registers the drift flags, for drift's own kinds and the
+// integrations' checks'.
+func (d *DriftFlags) AddFlags(f *pflag.FlagSet, checks []fleet.DriftCheck) {
+	d.checks = checks
+	f.StringSliceVar(&d.Kinds, flagKind, nil, "Drift kinds to report: "+strings.Join(driftKindNames(checks), ", ")+" (default: all)")
 	f.DurationVar(&d.Grace, flagGrace, d.Grace, "How long a controller may take to observe a new generation before the object is stalled")
 	f.DurationVar(&d.MaxSuspendAge, flagMaxSuspendAge, 0, "Report only suspensions older than this, or of unknown age (e.g. 72h; default: all)")
 }
@@ -114,7 +118,7 @@ func (d *DriftFlags) Validate() []error {
 	var errs []error
 	d.kinds = map[fleet.DriftKind]bool{}
 	for _, k := range d.Kinds {
-		kind, err := drift.ParseKind(k)
+		kind, err := drift.ParseKind(k, d.checks...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("invalid --%s: %w", flagKind, err))
 			continue
@@ -132,7 +136,7 @@ func (d *DriftFlags) Validate() []error {
 
 // options are the drift options, once the checkouts are open.
 func (d *DriftFlags) options(now time.Time) drift.Options {
-	return drift.Options{Kinds: d.kinds, Grace: d.Grace, MaxSuspendAge: d.MaxSuspendAge, Now: now, Git: d.checkout, Sources: d.sources}
+	return drift.Options{Kinds: d.kinds, Grace: d.Grace, MaxSuspendAge: d.MaxSuspendAge, Now: now, Git: d.checkout, Sources: d.sources, Checks: d.checks}
 }
 
 // DriftOptions are the flags and arguments of `kubectl fleet drift`.
@@ -193,19 +197,19 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 	runWithUsageCode(cmd, ExitDriftError, o)
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
-	o.DriftFlags.AddFlags(f)
+	o.DriftFlags.AddFlags(f, root.Providers.DriftChecks())
 	o.WatchFlags.AddFlags(f, "each finding that appears or clears")
 	o.GitFlags.AddFlags(f, "compare GitRepositories whose URL is one of its remotes with its commit of the branch they track")
 	f.StringSliceVar(&o.Levels, flagLevel, nil, "Only clusters at these levels: root, master, tenant")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a table)")
 	_ = cmd.MarkFlagDirname(flagGit)
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
-	completeValues(cmd, flagKind, driftKindNames()...)
+	completeValues(cmd, flagKind, driftKindNames(o.checks)...)
 	completeValues(cmd, flagLevel, levelNames()...)
 	return cmd
 }
 
-func driftKindNames() []string { return stringsOf(drift.Kinds()) }
+func driftKindNames(checks []fleet.DriftCheck) []string { return stringsOf(drift.Kinds(checks...)) }
 
 // Complete parses PATHs and levels.
 func (o *DriftOptions) Complete(args []string) error {
@@ -279,15 +283,16 @@ type ViewFlags struct {
 	flags *pflag.FlagSet
 }
 
-// AddFlags registers --drift, the drift flags, --git and --source.
-func (v *ViewFlags) AddFlags(cmd *cobra.Command) {
+// AddFlags registers --drift, the drift flags (of drift's own kinds and
+// the checks'), --git and --source.
+func (v *ViewFlags) AddFlags(cmd *cobra.Command, checks []fleet.DriftCheck) {
 	f := cmd.Flags()
 	v.flags = f
 	f.BoolVar(&v.Drift, flagDrift, false, "Mark clusters with drift and show the findings (as kubectl fleet drift finds them)")
-	v.DriftFlags.AddFlags(f)
+	v.DriftFlags.AddFlags(f, checks)
 	v.GitFlags.AddFlags(f, "show the file that declares each Cluster; with --drift, compare GitRepositories with it")
 	_ = cmd.MarkFlagDirname(flagGit)
-	completeValues(cmd, flagKind, driftKindNames()...)
+	completeValues(cmd, flagKind, driftKindNames(checks)...)
 }
 
 // Validate checks the drift flags, and that they come with --drift.

@@ -84,7 +84,7 @@ func NewCmdList(root *RootOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
-	o.ViewFlags.AddFlags(cmd)
+	o.ViewFlags.AddFlags(cmd, root.Providers.DriftChecks())
 	o.WatchFlags.AddFlags(cmd.Flags(), "the clusters")
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the CAPI Cluster objects (e.g. -l env=prod,tier!=edge)")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: wide, name, json or yaml")

@@ -98,7 +98,7 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
-	o.ViewFlags.AddFlags(cmd)
+	o.ViewFlags.AddFlags(cmd, root.Providers.DriftChecks())
 	o.WatchFlags.AddFlags(f, "the tree")
 	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below PATH to walk; -1 for all")
 	f.StringVarP(&o.Output, flagOutput, "o", o.Output, "Output format: tree (default), json or yaml")

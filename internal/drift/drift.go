@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -21,7 +22,6 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 // The kinds of drift, in the order they are counted and documented.
@@ -56,30 +56,32 @@ const (
 	AutoSyncOff fleet.DriftKind = "auto-sync-off"
 	// NoDestination: an Application deploys to no cluster its holder knows.
 	NoDestination fleet.DriftKind = "no-destination"
-	// NotJoined: the OCM hub has not accepted the cluster, or its agent has
-	// not joined.
-	NotJoined fleet.DriftKind = "not-joined"
-	// Unavailable: the OCM hub reports the joined cluster not available.
-	Unavailable fleet.DriftKind = "unavailable"
 	// Unreadable: the cluster could not be reached or read, in whole or part.
 	Unreadable fleet.DriftKind = "unreadable"
 )
 
-// Kinds are every drift kind, in order.
-func Kinds() []fleet.DriftKind {
-	return []fleet.DriftKind{Revision, Failing, NotReady, Stalled, Suspended, HelmDrift, VersionSkew, Undeclared, SourceBehindGit,
-		OutOfSync, Degraded, SyncFailed, AutoSyncOff, NoDestination, NotJoined, Unavailable, Unreadable}
+// Kinds are every drift kind, in order: drift's own, then the checks'
+// (the integrations' kinds), then unreadable.
+func Kinds(checks ...fleet.DriftCheck) []fleet.DriftKind {
+	kinds := []fleet.DriftKind{Revision, Failing, NotReady, Stalled, Suspended, HelmDrift, VersionSkew, Undeclared, SourceBehindGit,
+		OutOfSync, Degraded, SyncFailed, AutoSyncOff, NoDestination}
+	for _, c := range checks {
+		kinds = append(kinds, c.Kinds...)
+	}
+	return append(kinds, Unreadable)
 }
 
-// ParseKind accepts a drift kind by its name.
-func ParseKind(s string) (fleet.DriftKind, error) {
-	for _, k := range Kinds() {
+// ParseKind accepts a drift kind by its name, among drift's own and the
+// checks'.
+func ParseKind(s string, checks ...fleet.DriftCheck) (fleet.DriftKind, error) {
+	kinds := Kinds(checks...)
+	for _, k := range kinds {
 		if string(k) == s {
 			return k, nil
 		}
 	}
-	names := make([]string, 0, len(Kinds()))
-	for _, k := range Kinds() {
+	names := make([]string, 0, len(kinds))
+	for _, k := range kinds {
 		names = append(names, string(k))
 	}
 	return "", fmt.Errorf("unknown drift kind %q: use %s", s, strings.Join(names, ", "))
@@ -102,6 +104,8 @@ type Options struct {
 	// checkouts whatever their URL.
 	Git     *gitops.Checkout
 	Sources map[string]*gitops.Checkout
+	// Checks are the integrations' parts of drift (provider.Set.DriftChecks).
+	Checks []fleet.DriftCheck
 }
 
 func (o *Options) wants(k fleet.DriftKind) bool { return len(o.Kinds) == 0 || o.Kinds[k] }
@@ -132,8 +136,8 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 	var out []fleet.Finding
 	if n.Error != "" {
 		// Nothing else of a cluster that was not read is known, but what
-		// its OCM hub and the Applications that deploy to it say.
-		out := append(registration(n), applications(n, opts)...)
+		// its parent (an OCM hub) and the Applications that deploy to it say.
+		out := append(opts.parent(n), applications(n, opts)...)
 		return append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "not read", Message: n.Error})
 	}
 	if n.Flux != nil && n.Flux.Error != "" {
@@ -142,12 +146,12 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 	for _, name := range n.ProbeErrorNames() {
 		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: name + ": " + n.ProbeErrors[name]})
 	}
-	out = append(out, registration(n)...)
+	out = append(out, opts.parent(n)...)
 	if n.Path != "" && n.DeclaredBy == "" && byCAPI(n) {
 		out = append(out, fleet.Finding{Kind: Undeclared, Object: &fleet.ObjectRef{Kind: "Cluster", Namespace: n.Namespace, Name: n.Name},
 			Expected: "owned by a Flux object", Actual: "no Flux ownership labels", Message: "made outside git"})
 	}
-	out = append(out, versionSkew(n)...)
+	out = append(out, versionSkew(n, opts)...)
 	if n.Flux != nil {
 		out = append(out, objects(n.Flux, opts)...)
 	}
@@ -206,28 +210,16 @@ func byCAPI(n *fleet.Node) bool {
 	return len(n.Edges) == 0 || slices.ContainsFunc(n.Edges, func(e fleet.Edge) bool { return e.Kind == "capi" })
 }
 
-// registration is what is wrong in what the cluster's OCM hub reports of
-// it: not accepted or not joined, or joined and not available.
-func registration(n *fleet.Node) []fleet.Finding {
-	r := ocm.Of(n)
-	if r == nil {
-		return nil
-	}
-	mc := &fleet.ObjectRef{Kind: "ManagedCluster", Name: n.Name}
-	for _, e := range n.Edges {
-		if e.Kind == "ocm" {
-			mc.Name = e.Name
+// parent is what the checks find wrong in what the cluster's parent says
+// of it.
+func (o *Options) parent(n *fleet.Node) []fleet.Finding {
+	var out []fleet.Finding
+	for _, c := range o.Checks {
+		if c.Parent != nil {
+			out = append(out, c.Parent(n)...)
 		}
 	}
-	switch {
-	case !r.Accepted:
-		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "accepted", Actual: "spec.hubAcceptsClient false", Message: "the hub does not let the cluster's agent join"}}
-	case r.Joined != "True":
-		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "ManagedClusterJoined=True", Actual: "ManagedClusterJoined=" + orNone(r.Joined), Message: "the cluster's agent has not joined the hub"}}
-	case r.Available != "True":
-		return []fleet.Finding{{Kind: Unavailable, Object: mc, Expected: "ManagedClusterConditionAvailable=True", Actual: "ManagedClusterConditionAvailable=" + orNone(r.Available), Message: "the hub reports the cluster not available"}}
-	}
-	return nil
+	return out
 }
 
 func orNone(s string) string {
@@ -237,16 +229,18 @@ func orNone(s string) string {
 	return s
 }
 
-// versionSkew compares the declared Kubernetes version, and the one an
-// OCM hub reports, with the live one, and reports machines of several
-// versions.
-func versionSkew(n *fleet.Node) []fleet.Finding {
+// versionSkew compares the declared Kubernetes version, and those the
+// checks know (the one an OCM hub reports), with the live one, and reports
+// machines of several versions.
+func versionSkew(n *fleet.Node, opts *Options) []fleet.Finding {
 	var out []fleet.Finding
-	if n.Version != "" && n.LiveVersion != "" && !sameVersion(n.Version, n.LiveVersion) {
+	if n.Version != "" && n.LiveVersion != "" && !fleet.SameVersion(n.Version, n.LiveVersion) {
 		out = append(out, fleet.Finding{Kind: VersionSkew, Expected: n.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the declared version"})
 	}
-	if r := ocm.Of(n); r != nil && r.Version != "" && n.LiveVersion != "" && !sameVersion(r.Version, n.LiveVersion) {
-		out = append(out, fleet.Finding{Kind: VersionSkew, Expected: r.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the version the OCM hub reports (ManagedCluster status.version.kubernetes): the hub's view is stale"})
+	for _, c := range opts.Checks {
+		if c.Version != nil {
+			out = append(out, c.Version(n)...)
+		}
 	}
 	counts := map[string]int32{}
 	for _, r := range []*fleet.Replicas{n.ControlPlane, n.Workers} {
@@ -273,14 +267,6 @@ func versionSkew(n *fleet.Node) []fleet.Finding {
 		out = append(out, fleet.Finding{Kind: VersionSkew, Expected: expected, Actual: strings.Join(parts, ", "), Message: "machines run several versions: an upgrade in progress or stuck"})
 	}
 	return out
-}
-
-// sameVersion reports whether live runs declared: v1.36.3 is run by
-// v1.36.3, v1.36.3+k3s1 and v1.36.3-eks-1234.
-func sameVersion(declared, live string) bool {
-	d, l := strings.TrimPrefix(declared, "v"), strings.TrimPrefix(live, "v")
-	rest, ok := strings.CutPrefix(l, d)
-	return ok && (rest == "" || rest[0] == '+' || rest[0] == '-')
 }
 
 func objects(f *fleet.Flux, opts *Options) []fleet.Finding {
@@ -421,11 +407,15 @@ type Summary struct {
 	Clusters int                     `json:"clusters"`
 	Read     int                     `json:"clustersSelected"`
 	ByKind   map[fleet.DriftKind]int `json:"byKind"`
+
+	// kinds are the kinds in the order String counts them.
+	kinds []fleet.DriftKind
 }
 
-// Summarize counts the findings of nodes.
-func Summarize(nodes []*fleet.Node) Summary {
-	s := Summary{Read: len(nodes), ByKind: map[fleet.DriftKind]int{}}
+// Summarize counts the findings of nodes, of drift's kinds and the
+// checks'.
+func Summarize(nodes []*fleet.Node, checks ...fleet.DriftCheck) Summary {
+	s := Summary{Read: len(nodes), ByKind: map[fleet.DriftKind]int{}, kinds: Kinds(checks...)}
 	for _, n := range nodes {
 		if len(n.Findings) > 0 {
 			s.Clusters++
@@ -444,8 +434,17 @@ func (s Summary) String() string {
 	if s.Findings == 0 {
 		return fmt.Sprintf("no drift on %s", fleet.Plural(s.Read, "cluster"))
 	}
+	kinds := s.kinds
+	if kinds == nil { // a Summary not made by Summarize: drift's own kinds, then the others by name
+		kinds = Kinds()
+		for _, k := range slices.Sorted(maps.Keys(s.ByKind)) {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
 	var parts []string
-	for _, k := range Kinds() {
+	for _, k := range kinds {
 		if n := s.ByKind[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
@@ -533,5 +532,5 @@ func NewReport(nodes []*fleet.Node, opts Options) *Report {
 	if findings == nil {
 		findings = []fleet.Finding{}
 	}
-	return &Report{Findings: findings, Summary: Summarize(nodes), Versions: Versions(nodes)}
+	return &Report{Findings: findings, Summary: Summarize(nodes, opts.Checks...), Versions: Versions(nodes)}
 }

@@ -134,7 +134,7 @@ func TestOCMKinds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := kinds(drift.Find([]*fleet.Node{tc.n}, drift.Options{Now: now})); !slices.Equal(got, tc.want) {
+			if got := kinds(drift.Find([]*fleet.Node{tc.n}, drift.Options{Now: now, Checks: []fleet.DriftCheck{ocm.DriftCheck()}})); !slices.Equal(got, tc.want) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}
 		})
@@ -148,5 +148,32 @@ func TestVersionsPerEnvironment(t *testing.T) {
 	got := drift.Versions([]*fleet.Node{a, b, gone})
 	if len(got) != 2 || got[0].Env != "aws" || got[0].Flux["v2.8.1"] != 1 || got[0].Kubernetes["v1.36.3"] != 2 || got[1].Kubernetes["unknown"] != 1 {
 		t.Errorf("versions = %+v", got)
+	}
+}
+
+// The integrations' kinds are kinds of drift: listed before unreadable,
+// parsed, and counted in the summary in that order.
+func TestChecksAddKinds(t *testing.T) {
+	checks := []fleet.DriftCheck{ocm.DriftCheck()}
+	all := drift.Kinds(checks...)
+	if got := all[len(all)-3:]; !slices.Equal(got, []fleet.DriftKind{ocm.NotJoined, ocm.Unavailable, drift.Unreadable}) {
+		t.Errorf("last kinds = %v", got)
+	}
+	if _, err := drift.ParseKind("not-joined"); err == nil {
+		t.Error("not-joined is a kind without the OCM check")
+	}
+	if k, err := drift.ParseKind("not-joined", checks...); err != nil || k != ocm.NotJoined {
+		t.Errorf("ParseKind(not-joined) = %v, %v", k, err)
+	}
+	n := node()
+	n.Findings = []fleet.Finding{{Kind: drift.Unreadable}, {Kind: ocm.Unavailable}, {Kind: drift.Revision}}
+	if got, want := drift.Summarize([]*fleet.Node{n}, checks...).String(), "3 findings on 1 of 1 cluster: 1 revision, 1 unavailable, 1 unreadable"; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+	// A summary not made by Summarize still counts every kind: the
+	// others after drift's own.
+	s := drift.Summary{Findings: 3, Clusters: 1, Read: 1, ByKind: drift.Summarize([]*fleet.Node{n}).ByKind}
+	if got, want := s.String(), "3 findings on 1 of 1 cluster: 1 revision, 1 unreadable, 1 unavailable"; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package ocm
 import (
 	"fmt"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -103,6 +104,61 @@ func Describe(n *fleet.Node) (text string, health fleet.Health, detail string) {
 func dash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	return s
+}
+
+// The kinds of drift an OCM hub's registration shows.
+const (
+	// NotJoined: the OCM hub has not accepted the cluster, or its agent
+	// has not joined.
+	NotJoined fleet.DriftKind = "not-joined"
+	// Unavailable: the OCM hub reports the joined cluster not available.
+	Unavailable fleet.DriftKind = "unavailable"
+)
+
+// DriftCheck is OCM's part of drift: what is wrong in what the hub
+// reports of a cluster, and the version it reports against the live one.
+func DriftCheck() fleet.DriftCheck {
+	return fleet.DriftCheck{Kinds: []fleet.DriftKind{NotJoined, Unavailable}, Parent: registrationDrift, Version: versionDrift}
+}
+
+// registrationDrift is what is wrong in what the cluster's OCM hub
+// reports of it: not accepted or not joined, or joined and not available.
+func registrationDrift(n *fleet.Node) []fleet.Finding {
+	r := Of(n)
+	if r == nil {
+		return nil
+	}
+	mc := &fleet.ObjectRef{Kind: "ManagedCluster", Name: n.Name}
+	for _, e := range n.Edges {
+		if e.Kind == Edge {
+			mc.Name = e.Name
+		}
+	}
+	switch {
+	case !r.Accepted:
+		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "accepted", Actual: "spec.hubAcceptsClient false", Message: "the hub does not let the cluster's agent join"}}
+	case r.Joined != "True":
+		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "ManagedClusterJoined=True", Actual: "ManagedClusterJoined=" + orNone(r.Joined), Message: "the cluster's agent has not joined the hub"}}
+	case r.Available != "True":
+		return []fleet.Finding{{Kind: Unavailable, Object: mc, Expected: "ManagedClusterConditionAvailable=True", Actual: "ManagedClusterConditionAvailable=" + orNone(r.Available), Message: "the hub reports the cluster not available"}}
+	}
+	return nil
+}
+
+// versionDrift is a version-skew finding when the cluster does not run
+// the version its hub reports.
+func versionDrift(n *fleet.Node) []fleet.Finding {
+	if r := Of(n); r != nil && r.Version != "" && n.LiveVersion != "" && !fleet.SameVersion(r.Version, n.LiveVersion) {
+		return []fleet.Finding{{Kind: drift.VersionSkew, Expected: r.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the version the OCM hub reports (ManagedCluster status.version.kubernetes): the hub's view is stale"}}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
 	}
 	return s
 }

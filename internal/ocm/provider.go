@@ -29,6 +29,7 @@ var (
 	_ provider.Inventory    = &Provider{}
 	_ provider.Configurable = &Provider{}
 	_ provider.Presenter    = &Provider{}
+	_ provider.Analyst      = &Provider{}
 )
 
 // NewProvider returns the OCM provider, its flags unset.
@@ -48,6 +49,9 @@ func (*Provider) Kinds() provider.Kinds {
 func (*Provider) Columns() []fleet.Column {
 	return []fleet.Column{{Header: "OCM", Before: "FLUX", Cell: Summary, Describe: Describe}}
 }
+
+// DriftCheck is OCM's part of drift (DriftCheck).
+func (*Provider) DriftCheck() fleet.DriftCheck { return DriftCheck() }
 
 // AddFlags adds --ocm-service-account.
 func (p *Provider) AddFlags(fs *pflag.FlagSet) {

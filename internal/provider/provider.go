@@ -96,6 +96,13 @@ type Presenter interface {
 	Columns() []fleet.Column
 }
 
+// Analyst is a provider with kinds of drift of its own (an OCM hub's
+// registration: not-joined, unavailable).
+type Analyst interface {
+	Provider
+	DriftCheck() fleet.DriftCheck
+}
+
 // Prober is a provider that reads every cluster the walk reaches, in the
 // walk's one round of reads per cluster (a GitOps engine's objects).
 type Prober interface {
@@ -148,6 +155,17 @@ func (s Set) Columns() []fleet.Column {
 	for _, p := range s {
 		if pr, ok := p.(Presenter); ok {
 			out = append(out, pr.Columns()...)
+		}
+	}
+	return out
+}
+
+// DriftChecks are every analyst's part of drift, in order.
+func (s Set) DriftChecks() []fleet.DriftCheck {
+	var out []fleet.DriftCheck
+	for _, p := range s {
+		if a, ok := p.(Analyst); ok {
+			out = append(out, a.DriftCheck())
 		}
 	}
 	return out
