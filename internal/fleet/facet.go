@@ -129,7 +129,13 @@ type nodeJSON Node
 
 // MarshalJSON writes the node's fields and, flat among them, each facet's
 // fields after the field it names.
-func (n *Node) MarshalJSON() ([]byte, error) {
+func (n *Node) MarshalJSON() ([]byte, error) { return n.marshalJSON(false) }
+
+// MarshalJSONAlone writes the node as MarshalJSON does, without its
+// subtree: no "children" field at all (a list's item).
+func (n *Node) MarshalJSONAlone() ([]byte, error) { return n.marshalJSON(true) }
+
+func (n *Node) marshalJSON(alone bool) ([]byte, error) {
 	after := map[string][]JSONField{}
 	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
 		for _, f := range n.Facets[name].JSONFields() {
@@ -173,6 +179,9 @@ func (n *Node) MarshalJSON() ([]byte, error) {
 	}
 	v := reflect.ValueOf((*nodeJSON)(n)).Elem()
 	for _, f := range nodeFields() {
+		if alone && f.key == "children" {
+			continue
+		}
 		value := v.Field(f.index)
 		if !f.omitEmpty || !isEmpty(value) {
 			if err := write(f.key, value.Interface()); err != nil {

@@ -122,12 +122,14 @@ func Names(w io.Writer, nodes []*fleet.Node) error {
 	return nil
 }
 
-// ListItem is one cluster of `list -o json|yaml`: the node without its subtree.
+// ListItem is one cluster of `list -o json|yaml`: the node without its
+// subtree (no "children": every cluster is an item of its own).
 type ListItem struct {
 	fleet.Node `json:",inline"`
-	// Children is dropped: every cluster is an item of its own.
-	Children []*fleet.Node `json:"children,omitempty"`
 }
+
+// MarshalJSON writes the node alone.
+func (it ListItem) MarshalJSON() ([]byte, error) { return it.Node.MarshalJSONAlone() }
 
 // List is the document `list -o json|yaml` prints.
 type List struct {

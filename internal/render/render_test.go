@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -161,5 +162,33 @@ func TestTables(t *testing.T) {
 		golden.Assert(t, "TestTable_"+suffix, list.Bytes())
 		golden.Assert(t, "TestTable_wide_"+suffix, wide.Bytes())
 		golden.Assert(t, "TestActionTable_"+suffix, action.Bytes())
+	}
+}
+
+// A list's item is its node alone: every field of the node's JSON but its
+// children, whether the node had children or none.
+func TestListItemIsTheNodeAlone(t *testing.T) {
+	parent := cluster("aws", "masters", "aws").n
+	parent.Children = []*fleet.Node{cluster("aws/team-a", "tenants", "aws").n}
+	var b bytes.Buffer
+	if err := render.JSON(&b, render.ListOf([]*fleet.Node{parent, parent.Children[0]})); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte(`"children"`)) {
+		t.Errorf("a list item has children:\n%s", b.String())
+	}
+	alone := *parent
+	alone.Children = nil
+	want, err := json.Marshal(&alone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = bytes.Replace(want, []byte(`,"children":null`), nil, 1)
+	got, err := json.Marshal(render.ListOf([]*fleet.Node{parent}).Items[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("item\n%s\nwant\n%s", got, want)
 	}
 }
