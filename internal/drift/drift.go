@@ -477,7 +477,7 @@ func Versions(nodes []*fleet.Node) []EnvVersions {
 			index[env] = i
 			out = append(out, EnvVersions{Env: env, Kubernetes: map[string]int{}, Flux: map[string]int{}})
 		}
-		k, f := n.LiveVersion, n.FluxVersion
+		k, f := n.LiveVersion, FluxVersionOf(n)
 		switch {
 		case n.Error != "":
 			k, f = "unknown", "unknown"
@@ -510,7 +510,7 @@ func Probe[C kube.Connected]() fleet.Probe[C] {
 		wg.Go(func() { version, errV = flux.Version(ctx, c.Kube()) })
 		wg.Wait()
 		return func(n *fleet.Node) {
-			n.FluxVersion = version
+			SetFluxVersion(n, version)
 			if n.Flux != nil {
 				n.Flux.HelmCharts = charts
 			}
@@ -533,4 +533,33 @@ func NewReport(nodes []*fleet.Node, opts Options) *Report {
 		findings = []fleet.Finding{}
 	}
 	return &Report{Findings: findings, Summary: Summarize(nodes, opts.Checks...), Versions: Versions(nodes)}
+}
+
+// fluxVersion is drift's facet of a cluster: the app.kubernetes.io/version
+// label of its Flux CRDs, the Flux distribution installed, which drift's
+// probe reads and its versions per environment count.
+type fluxVersion string
+
+// facetName is the key of drift's facet.
+const facetName = "drift"
+
+func (fluxVersion) FromParent() bool { return false }
+func (v fluxVersion) JSONFields() []fleet.JSONField {
+	return []fleet.JSONField{{Key: "fluxVersion", After: "liveVersion", Value: string(v), OmitEmpty: true}}
+}
+
+// FluxVersionOf is the version of Flux installed on n's cluster, as drift's
+// probe read it; "" when not read.
+func FluxVersionOf(n *fleet.Node) string {
+	v, _ := n.Facet(facetName).(fluxVersion)
+	return string(v)
+}
+
+// SetFluxVersion records the version of Flux installed on n's cluster.
+func SetFluxVersion(n *fleet.Node, v string) {
+	if v == "" {
+		n.SetFacet(facetName, nil)
+		return
+	}
+	n.SetFacet(facetName, fluxVersion(v))
 }

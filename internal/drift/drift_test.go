@@ -143,7 +143,9 @@ func TestOCMKinds(t *testing.T) {
 
 func TestVersionsPerEnvironment(t *testing.T) {
 	a, b := node(), node()
-	a.FluxVersion, b.FluxVersion, b.Path = "v2.9.4", "v2.8.1", "aws/b"
+	drift.SetFluxVersion(a, "v2.9.4")
+	drift.SetFluxVersion(b, "v2.8.1")
+	b.Path = "aws/b"
 	gone := &fleet.Node{Path: "azure/c", Error: "x"}
 	got := drift.Versions([]*fleet.Node{a, b, gone})
 	if len(got) != 2 || got[0].Env != "aws" || got[0].Flux["v2.8.1"] != 1 || got[0].Kubernetes["v1.36.3"] != 2 || got[1].Kubernetes["unknown"] != 1 {

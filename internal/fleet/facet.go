@@ -16,7 +16,9 @@ import (
 // writes its own (ocm.Of(node)). The core stores them, copies them with
 // the node, merges them when two edges lead to one cluster, and shows
 // them in the node's JSON flat among its own fields; it knows nothing
-// else of them.
+// else of them. A Facets map is never changed once set on a node: every
+// change makes a new one, so that a copy of a node (the watch's
+// snapshots, its next state) shares nothing that changes under it.
 type Facets map[string]Facet
 
 // Facet is one integration's knowledge of a cluster.
@@ -55,7 +57,7 @@ type Env struct{ Name, About string }
 // Facet returns the facet named name, or nil.
 func (n *Node) Facet(name string) Facet { return n.Facets[name] }
 
-// SetFacet stores f under name; a nil f removes it.
+// SetFacet stores f under name (in a new map); a nil f removes it.
 func (n *Node) SetFacet(name string, f Facet) { n.Facets = setFacet(n.Facets, name, f) }
 
 // SetFacet stores what the parent says of the child under name; a nil f
@@ -64,9 +66,14 @@ func (c *Child) SetFacet(name string, f Facet) { c.Facets = setFacet(c.Facets, n
 
 func setFacet(fs Facets, name string, f Facet) Facets {
 	if f == nil || reflect.ValueOf(f).Kind() == reflect.Pointer && reflect.ValueOf(f).IsNil() {
+		if _, ok := fs[name]; !ok {
+			return fs
+		}
+		fs = maps.Clone(fs)
 		delete(fs, name)
 		return fs
 	}
+	fs = maps.Clone(fs)
 	if fs == nil {
 		fs = Facets{}
 	}

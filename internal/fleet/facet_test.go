@@ -86,3 +86,28 @@ func TestSetFacetNilRemoves(t *testing.T) {
 		t.Errorf("facet a = %v, want none", n.Facet("a"))
 	}
 }
+
+// parentFacet is a facet the parent says.
+type parentFacet string
+
+func (parentFacet) FromParent() bool              { return true }
+func (parentFacet) JSONFields() []fleet.JSONField { return nil }
+
+// Read again, a cluster takes its parent's facets from the parent's new
+// view and keeps its own; a copy of the node made before sees no change.
+func TestSetParentViewTakesTheParentsFacets(t *testing.T) {
+	n := &fleet.Node{Name: "x"}
+	n.SetFacet("hub", parentFacet("old"))
+	n.SetFacet("own", testFacet{})
+	snapshot := *n
+	from := &fleet.Node{Name: "x"}
+	from.SetFacet("hub", parentFacet("new"))
+	from.SetFacet("ignored", testFacet{})
+	fleet.SetParentView(n, from)
+	if n.Facet("hub") != parentFacet("new") || n.Facet("own") == nil || n.Facet("ignored") != nil {
+		t.Errorf("facets after = %v", n.Facets)
+	}
+	if snapshot.Facet("hub") != parentFacet("old") {
+		t.Errorf("the copy changed: %v", snapshot.Facets)
+	}
+}

@@ -24,9 +24,6 @@ type Node struct {
 	Version string `json:"version"`
 	// LiveVersion is what the cluster's apiserver reports on /version.
 	LiveVersion string `json:"liveVersion,omitempty"`
-	// FluxVersion is the app.kubernetes.io/version label of the cluster's
-	// Flux CRDs: the Flux distribution installed. Read only by drift.
-	FluxVersion string `json:"fluxVersion,omitempty"`
 	// Phase is status.phase of the Cluster object.
 	Phase string `json:"phase"`
 	// Available is the status of the Cluster's Available condition:

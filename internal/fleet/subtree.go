@@ -95,16 +95,19 @@ func SetParentView(n, from *Node) {
 	n.Provider, n.Version, n.Phase, n.Available = from.Provider, from.Version, from.Phase, from.Available
 	n.ControlPlane, n.Workers, n.DeclaredBy, n.Labels = from.ControlPlane, from.Workers, from.DeclaredBy, from.Labels
 	n.KubeconfigSecret, n.Edges = from.KubeconfigSecret, from.Edges
-	for name, f := range n.Facets {
-		if f.FromParent() {
-			delete(n.Facets, name)
+	// A new map: n's may be shared with a copy of it (the watch's).
+	var facets Facets
+	for _, fs := range []struct {
+		facets     Facets
+		fromParent bool
+	}{{n.Facets, false}, {from.Facets, true}} {
+		for name, f := range fs.facets {
+			if f.FromParent() == fs.fromParent {
+				facets = setFacet(facets, name, f)
+			}
 		}
 	}
-	for name, f := range from.Facets {
-		if f.FromParent() {
-			n.SetFacet(name, f)
-		}
-	}
+	n.Facets = facets
 	n.ArgoCDServer, n.ArgoCDName = from.ArgoCDServer, from.ArgoCDName
 }
 
