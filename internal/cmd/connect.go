@@ -42,6 +42,7 @@ func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, err
 	return &reach.Connector{Policy: policy, Sources: []reach.Source{capi.Source{}, argocd.Source{}, ocm.Source{ServiceAccount: o.OCMServiceAccount}}, Kube: kube.NewConnector(s, apis, kube.Options{
 		UserAgent: "kubectl-fleet/" + version.Get().Version,
 		Requests:  o.requests,
+		Dial:      o.deps.Dial,
 	})}, nil
 }
 

@@ -96,10 +96,13 @@ func (s *sharedFleet) started() *sandbox.Fleet {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
-		os.Exit(m.Run())
+		code := m.Run()
+		stopInMemory()
+		os.Exit(code)
 	}
 	ctrllog.SetLogger(logr.Discard())
 	code, err := runWithFleets(m)
+	stopInMemory()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
@@ -173,8 +176,14 @@ type result struct {
 // run executes kubectl fleet in-process, as main does, with args.
 func run(t *testing.T, args ...string) result {
 	t.Helper()
+	return runWith(t, cmd.Deps{}, args...)
+}
+
+// runWith executes kubectl fleet in-process with deps and args.
+func runWith(t *testing.T, deps cmd.Deps, args ...string) result {
+	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	code := cmd.Execute(context.Background(), streams, args)
+	code := cmd.Execute(context.Background(), streams, args, deps)
 	return result{stdout: out.String(), stderr: errOut.String(), code: code}
 }
 
@@ -195,6 +204,106 @@ func onFleet(t *testing.T, f *sandbox.Fleet, args ...string) result {
 	return run(t, append([]string{"--kubeconfig", f.Kubeconfig}, args...)...)
 }
 
+// memFleets are the in-memory fleets of testdata/fleets/NAME.yaml
+// (sandbox.StartInMemory), by name: each built once, by the first test
+// that needs it, and only read by the tests, so that they may run in
+// parallel and in any order.
+var memFleets = struct {
+	sync.Mutex
+	byName map[string]*memFleet
+}{byName: map[string]*memFleet{}}
+
+type memFleet struct {
+	once  sync.Once
+	fleet *sandbox.Fleet
+	err   error
+}
+
+// inMemory is the in-memory fleet of spec name; it needs no apiserver and
+// runs under -short.
+func inMemory(tb testing.TB, name string) *sandbox.Fleet {
+	tb.Helper()
+	memFleets.Lock()
+	m := memFleets.byName[name]
+	if m == nil {
+		m = &memFleet{}
+		memFleets.byName[name] = m
+	}
+	memFleets.Unlock()
+	m.once.Do(func() {
+		root, err := sandbox.CheckoutRoot()
+		if err != nil {
+			m.err = err
+			return
+		}
+		f, err := sandbox.StartInMemoryFile(context.Background(), root+"/testdata/fleets/"+name+".yaml", "")
+		memFleets.Lock() // scrub reads the fleets under the lock
+		m.fleet, m.err = f, err
+		memFleets.Unlock()
+	})
+	if m.err != nil {
+		tb.Fatalf("in-memory fleet %s: %v", name, m.err)
+	}
+	return m.fleet
+}
+
+// stopInMemory removes the files of the in-memory fleets.
+func stopInMemory() {
+	memFleets.Lock()
+	defer memFleets.Unlock()
+	for name, m := range memFleets.byName {
+		if m.fleet != nil {
+			if err := m.fleet.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "warning: in-memory fleet %s: %v\n", name, err)
+			}
+		}
+		delete(memFleets.byName, name)
+	}
+}
+
+// target is a fleet a test runs commands against, in memory or on
+// apiservers.
+type target struct {
+	fleet *sandbox.Fleet
+	deps  cmd.Deps
+}
+
+// run executes kubectl fleet against the root cluster of the target.
+func (tg target) run(t *testing.T, args ...string) result {
+	t.Helper()
+	return runWith(t, tg.deps, append([]string{"--kubeconfig", tg.fleet.Kubeconfig}, args...)...)
+}
+
+// sharedByName is the shared fleet of spec name.
+func sharedByName(tb testing.TB, name string) *sharedFleet {
+	tb.Helper()
+	for _, s := range sharedFleets {
+		if s.name == name {
+			return s
+		}
+	}
+	tb.Fatalf("no shared fleet %s", name)
+	return nil
+}
+
+// onBoth runs test against the fleet of spec name in memory, in
+// parallel with other tests, and, without -short, on its apiservers:
+// what test asserts, a golden file included, holds for both, which is what
+// makes a spec mean the same thing to both.
+func onBoth(t *testing.T, name string, test func(t *testing.T, f target)) {
+	t.Helper()
+	t.Run("inmemory", func(t *testing.T) {
+		t.Parallel()
+		f := inMemory(t, name)
+		test(t, target{fleet: f, deps: cmd.Deps{Dial: f.Dial}})
+	})
+	if !testing.Short() {
+		t.Run("apiservers", func(t *testing.T) {
+			test(t, target{fleet: sharedByName(t, name).get(t)})
+		})
+	}
+}
+
 var (
 	portRE     = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 	durationRE = regexp.MustCompile(`(?m) in [0-9.]+(ns|µs|ms|s)$`)
@@ -208,6 +317,13 @@ func scrub(s string) []byte {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}
 	}
+	memFleets.Lock()
+	for _, m := range memFleets.byName {
+		if m.fleet != nil {
+			s = strings.ReplaceAll(s, m.fleet.Dir, "SANDBOX")
+		}
+	}
+	memFleets.Unlock()
 	s = durationRE.ReplaceAllString(s, " in DURATION")
 	return []byte(portRE.ReplaceAllString(s, "127.0.0.1:PORT"))
 }
