@@ -326,7 +326,7 @@ func TestGetKubeconfigOfAnOCMCluster(t *testing.T) {
 // of the clusters it says nothing against, nothing.
 func TestDriftOfOCMClusters(t *testing.T) {
 	needFleets(t)
-	rep, r := driftReport(t, hubFleet.get(t), "--kind", "not-joined,unavailable,version-skew")
+	rep, r := driftReport(t, onApiservers(hubFleet.get(t)), "--kind", "not-joined,unavailable,version-skew")
 	if r.code != 1 {
 		t.Errorf("exit %d; want 1 (drift found): %s", r.code, r.stderr)
 	}
@@ -392,7 +392,7 @@ func TestApplicationsCountWhereTheyDeploy(t *testing.T) {
 // drift reports each Argo CD kind where it is, and none where it is not.
 func TestDriftOfApplications(t *testing.T) {
 	needFleets(t)
-	rep, r := driftReport(t, hubFleet.get(t), "--kind", "out-of-sync,degraded,sync-failed,auto-sync-off,no-destination")
+	rep, r := driftReport(t, onApiservers(hubFleet.get(t)), "--kind", "out-of-sync,degraded,sync-failed,auto-sync-off,no-destination")
 	if r.code != 1 {
 		t.Errorf("exit %d; want 1 (drift found): %s", r.code, r.stderr)
 	}

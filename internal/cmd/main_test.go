@@ -268,6 +268,9 @@ type target struct {
 	deps  cmd.Deps
 }
 
+// onApiservers is the target of a fleet of apiservers.
+func onApiservers(f *sandbox.Fleet) target { return target{fleet: f} }
+
 // run executes kubectl fleet against the root cluster of the target.
 func (tg target) run(t *testing.T, args ...string) result {
 	t.Helper()
@@ -292,8 +295,22 @@ func sharedByName(tb testing.TB, name string) *sharedFleet {
 // makes a spec mean the same thing to both.
 func onBoth(t *testing.T, name string, test func(t *testing.T, f target)) {
 	t.Helper()
+	both(t, name, true, test)
+}
+
+// onBothInTurn is onBoth for a test that sets the process's environment
+// (t.Setenv), which must not run in parallel with others.
+func onBothInTurn(t *testing.T, name string, test func(t *testing.T, f target)) {
+	t.Helper()
+	both(t, name, false, test)
+}
+
+func both(t *testing.T, name string, parallel bool, test func(t *testing.T, f target)) {
+	t.Helper()
 	t.Run("inmemory", func(t *testing.T) {
-		t.Parallel()
+		if parallel {
+			t.Parallel()
+		}
 		f := inMemory(t, name)
 		test(t, target{fleet: f, deps: cmd.Deps{Dial: f.Dial}})
 	})
