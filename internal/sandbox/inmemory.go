@@ -5,8 +5,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -61,7 +63,8 @@ import (
 //     status bumps;
 //   - the kube-system Namespace, whose UID is the cluster's identity (the
 //     clusters of a sharedServer entry share it, as they share a server);
-//   - authentication (each user a bearer token) and RBAC, from the
+//   - authentication (each user a client certificate of the server's CA,
+//     as envtest's, or a ServiceAccount's bearer token) and RBAC, from the
 //     ClusterRoles and ClusterRoleBindings the populate code creates, with
 //     the apiserver's Forbidden message;
 //   - a server URL https://127.0.0.1:PORT and a CA of its own, as the real
@@ -87,14 +90,18 @@ type memFleet struct {
 type memServer struct {
 	url     string
 	ca      []byte
+	caCert  *x509.Certificate
+	caKey   *ecdsa.PrivateKey
 	latency time.Duration
 	// admin is the server's own client: every right, no latency, as
 	// populate uses an apiserver's.
 	admin  client.WithWatch
 	served map[schema.GroupKind]crdInfo
 
-	mu    sync.Mutex
-	users map[string]memUser // by bearer token
+	mu sync.Mutex
+	// users are by credential: "token:" and a bearer token, or "cert:"
+	// and the SHA-256 of a client certificate the server's CA issued.
+	users map[string]memUser
 }
 
 // memUser is who a bearer token authenticates as.
@@ -250,9 +257,10 @@ func (m *memFleet) start(s *server) error {
 		ms.latency = s.spec.Latency.Duration
 	}
 	var err error
-	if ms.ca, err = selfSignedCA(s.spec.Name); err != nil {
+	if ms.caCert, ms.caKey, err = selfSignedCA(s.spec.Name); err != nil {
 		return err
 	}
+	ms.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ms.caCert.Raw})
 	scheme, err := newScheme()
 	if err != nil {
 		return err
@@ -289,31 +297,60 @@ func (m *memFleet) start(s *server) error {
 			return fmt.Errorf("failed to create CRD %s: %w", crd.GetName(), err)
 		}
 	}
-	admin := "admin-" + string(uuid.NewUUID())
-	ms.users[admin] = memUser{name: "admin", groups: []string{"system:masters"}}
 	s.mem = ms
 	s.client = ms.admin
-	s.config = &rest.Config{Host: ms.url, BearerToken: admin, TLSClientConfig: rest.TLSClientConfig{CAData: ms.ca}}
+	if s.config, err = ms.addUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	m.servers[ms.url] = ms
 	m.mu.Unlock()
 	return nil
 }
 
-// addUser adds a user of the server, authenticated by a bearer token of
-// its own, and returns its config.
-func (ms *memServer) addUser(user envtest.User) *rest.Config {
-	token := "sandbox-" + string(uuid.NewUUID())
+// addUser adds a user of the server, authenticated as envtest's are: by a
+// client certificate of the server's CA, its name the common name, its
+// groups the organizations. It returns the user's config.
+func (ms *memServer) addUser(user envtest.User) (*rest.Config, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", user.Name, err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: user.Name, Organization: user.Groups},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ms.caCert, &key.PublicKey, ms.caKey)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", user.Name, err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", user.Name, err)
+	}
+	sum := sha256.Sum256(der)
 	ms.mu.Lock()
-	ms.users[token] = memUser{name: user.Name, groups: user.Groups}
+	ms.users["cert:"+hex.EncodeToString(sum[:])] = memUser{name: user.Name, groups: user.Groups}
 	ms.mu.Unlock()
-	return &rest.Config{Host: ms.url, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: ms.ca}}
+	return &rest.Config{Host: ms.url, TLSClientConfig: rest.TLSClientConfig{
+		CAData:   ms.ca,
+		CertData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyData:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}}, nil
 }
 
-func (ms *memServer) user(token string) (memUser, bool) {
+// user is who cfg authenticates as: by its client certificate, or its
+// bearer token.
+func (ms *memServer) user(cfg *rest.Config) (memUser, bool) {
+	key := "token:" + cfg.BearerToken
+	if block, _ := pem.Decode(cfg.CertData); block != nil {
+		sum := sha256.Sum256(block.Bytes)
+		key = "cert:" + hex.EncodeToString(sum[:])
+	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	u, ok := ms.users[token]
+	u, ok := ms.users[key]
 	return u, ok
 }
 
@@ -336,7 +373,7 @@ func (m *memFleet) dial(cfg *rest.Config) *kube.Dialled {
 		}
 		return DefaultVersion, nil
 	}
-	u, ok := ms.user(cfg.BearerToken)
+	u, ok := ms.user(cfg)
 	if !ok {
 		unauthorized := func(ctx context.Context) error {
 			if err := ms.wait(ctx); err != nil {
@@ -447,7 +484,7 @@ func (ms *memServer) apiserverWrites() interceptor.Funcs {
 			}
 			token := "sandbox-sa-" + string(uuid.NewUUID())
 			ms.mu.Lock()
-			ms.users[token] = memUser{name: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
+			ms.users["token:"+token] = memUser{name: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
 				groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.Namespace}}
 			ms.mu.Unlock()
 			req.Status.Token = token
@@ -765,12 +802,12 @@ func (c crdInfo) object() client.Object {
 	return u
 }
 
-// selfSignedCA is the PEM certificate of a new CA, named after cluster:
-// what a kubeconfig of an in-memory server trusts. Nothing verifies it.
-func selfSignedCA(cluster string) ([]byte, error) {
+// selfSignedCA is a new CA, named after cluster: what a kubeconfig of an
+// in-memory server trusts, and what signs its users' certificates.
+func selfSignedCA(cluster string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("failed to make a CA key: %w", err)
+		return nil, nil, fmt.Errorf("failed to make a CA key: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "sandbox-inmemory-" + cluster},
@@ -779,7 +816,11 @@ func selfSignedCA(cluster string) ([]byte, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, fmt.Errorf("failed to make a CA: %w", err)
+		return nil, nil, fmt.Errorf("failed to make a CA: %w", err)
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to make a CA: %w", err)
+	}
+	return cert, key, nil
 }

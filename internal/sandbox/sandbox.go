@@ -132,7 +132,7 @@ func (s *server) url() string {
 // URL that kubeconfigs name.
 func (s *server) addUser(user envtest.User) (*rest.Config, error) {
 	if s.mem != nil {
-		return s.mem.addUser(user), nil
+		return s.mem.addUser(user)
 	}
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
