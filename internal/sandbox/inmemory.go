@@ -284,7 +284,11 @@ func (m *memFleet) start(s *server) error {
 	// of every kind of the scheme on each write, ten times the cost of the
 	// write, for managedFields nothing here reads.
 	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
-	base := fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).WithStatusSubresource(withStatus...).Build()
+	// The field selector an apiserver serves that the walk uses: a
+	// Secret's type (capi lists the Secrets CAPI writes by it).
+	secretType := func(o client.Object) []string { return []string{string(o.(*corev1.Secret).Type)} }
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).WithStatusSubresource(withStatus...).
+		WithIndex(&corev1.Secret{}, "type", secretType).Build()
 	ms.admin = interceptor.NewClient(base, ms.apiserverWrites())
 	ctx := context.Background()
 	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
