@@ -19,6 +19,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/cmd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/hostile"
 )
@@ -113,8 +114,14 @@ func runBounded(t *testing.T, limit time.Duration, args ...string) result {
 // running after limit (the command goes on in the background).
 func runWithin(t *testing.T, limit time.Duration, args ...string) (result, error) {
 	t.Helper()
+	return runWithinWith(t, cmd.Deps{}, limit, args...)
+}
+
+// runWithinWith is runWithin, reaching clusters with deps.
+func runWithinWith(t *testing.T, deps cmd.Deps, limit time.Duration, args ...string) (result, error) {
+	t.Helper()
 	done := make(chan result, 1)
-	go func() { done <- run(t, args...) }()
+	go func() { done <- runWith(t, deps, args...) }()
 	select {
 	case r := <-done:
 		return r, nil
@@ -130,11 +137,17 @@ func runWithin(t *testing.T, limit time.Duration, args ...string) (result, error
 // minute of twelve 15-second waits.
 func runAtOnce(t *testing.T, limit time.Duration, argLists [][]string) []result {
 	t.Helper()
+	return runAtOnceWith(t, cmd.Deps{}, limit, argLists)
+}
+
+// runAtOnceWith is runAtOnce, reaching clusters with deps.
+func runAtOnceWith(t *testing.T, deps cmd.Deps, limit time.Duration, argLists [][]string) []result {
+	t.Helper()
 	results := make([]result, len(argLists))
 	errs := make([]error, len(argLists))
 	var wg sync.WaitGroup
 	for i, args := range argLists {
-		wg.Go(func() { results[i], errs[i] = runWithin(t, limit, args...) })
+		wg.Go(func() { results[i], errs[i] = runWithinWith(t, deps, limit, args...) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -40,6 +40,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // read where v1beta2 is not served, as capi does
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -241,6 +242,22 @@ func (f *Fleet) Dial(cfg *rest.Config) (*kube.Dialled, error) {
 	return f.mem.dial(cfg), nil
 }
 
+// memScheme is the scheme of an in-memory server: every kind the sandbox
+// writes typed, and every kind kubectl fleet reads typed (CAPI's v1beta1
+// Clusters, which the walk falls back to). A fake client decodes only the
+// types of its scheme; one of its own per server, as the fake client adds
+// unstructured kinds to it as they are first used.
+func memScheme() (*runtime.Scheme, error) {
+	s, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	if err := clusterv1beta1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
+	}
+	return s, nil
+}
+
 // port is a made-up loopback port no other cluster of the fleet has.
 func (m *memFleet) port() int {
 	m.mu.Lock()
@@ -261,7 +278,7 @@ func (m *memFleet) start(s *server) error {
 		return err
 	}
 	ms.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ms.caCert.Raw})
-	scheme, err := newScheme()
+	scheme, err := memScheme()
 	if err != nil {
 		return err
 	}
@@ -421,7 +438,7 @@ func connectionRefused(host string) error {
 
 // failing is a client every request of which fails with fail's error.
 func failing(fail func(ctx context.Context) error) client.WithWatch {
-	scheme, _ := newScheme()
+	scheme, _ := memScheme()
 	return interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).Build(), interceptor.Funcs{
 		Get: func(ctx context.Context, _ client.WithWatch, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
 			return fail(ctx)
