@@ -130,59 +130,59 @@ func TestEnvIsAlsoAClusterSet(t *testing.T) {
 // walk does not guess: the cluster's node says so, and
 // --ocm-service-account picks one.
 func TestSeveralManagedServiceAccountsNeedAChoice(t *testing.T) {
-	needFleets(t)
-	f := hubFleet.get(t)
-	hub := f.Members[""].Client
-	ctx := t.Context()
-	msa := &unstructured.Unstructured{}
-	msa.SetGroupVersionKind(ocm.ManagedServiceAccountGVK())
-	if err := hub.Get(ctx, client.ObjectKey{Namespace: "prod-eu", Name: "kubectl-fleet"}, msa); err != nil {
-		t.Fatal(err)
-	}
-	token := &corev1.Secret{}
-	if err := hub.Get(ctx, client.ObjectKey{Namespace: "prod-eu", Name: "kubectl-fleet"}, token); err != nil {
-		t.Fatal(err)
-	}
-	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": msa.GetAPIVersion(), "kind": msa.GetKind(), "spec": msa.Object["spec"]}}
-	other.SetNamespace("prod-eu")
-	other.SetName("other")
-	if err := hub.Create(ctx, other); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hub.Delete(context.Background(), other) })
-	otherToken := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "prod-eu", Name: "other", Labels: token.Labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: other.GetAPIVersion(), Kind: other.GetKind(), Name: "other", UID: other.GetUID()}}},
-		Data: token.Data,
-	}
-	if err := hub.Create(ctx, otherToken); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hub.Delete(context.Background(), otherToken) })
-
-	errorOf := func(args ...string) string {
-		t.Helper()
-		root := decode[fleet.Node](t, onFleet(t, f, append(args, "tree", "-o", "json", "--depth", "1")...))
-		for _, c := range root.Children {
-			if c.Path == "prod-eu" {
-				return c.Error
-			}
+	onBothWriting(t, "hub", func(t *testing.T, tg target) {
+		hub := tg.fleet.Members[""].Client
+		ctx := t.Context()
+		msa := &unstructured.Unstructured{}
+		msa.SetGroupVersionKind(ocm.ManagedServiceAccountGVK())
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: "prod-eu", Name: "kubectl-fleet"}, msa); err != nil {
+			t.Fatal(err)
 		}
-		t.Fatalf("no node prod-eu")
-		return ""
-	}
-	if got, want := errorOf(), "several ManagedServiceAccounts in namespace prod-eu have a token: kubectl-fleet, other; choose one with --ocm-service-account"; !strings.Contains(got, want) {
-		t.Errorf("two ready: error %q; want %q", got, want)
-	}
-	if got := errorOf("--ocm-service-account", "other"); got != "" {
-		t.Errorf("--ocm-service-account other: error %q; want prod-eu reached", got)
-	}
-	if got, want := errorOf("--ocm-service-account", "nope"), "no ManagedServiceAccount nope in namespace prod-eu (--ocm-service-account): the namespace has kubectl-fleet, other"; !strings.Contains(got, want) {
-		t.Errorf("--ocm-service-account nope: error %q; want %q", got, want)
-	}
-	if r := onFleet(t, f, "tree", "--ocm-service-account", "Not_A_Name"); r.code != 1 || !strings.Contains(r.stderr, `invalid --ocm-service-account "Not_A_Name"`) {
-		t.Errorf("an invalid name: exit %d, stderr %q", r.code, r.stderr)
-	}
+		token := &corev1.Secret{}
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: "prod-eu", Name: "kubectl-fleet"}, token); err != nil {
+			t.Fatal(err)
+		}
+		other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": msa.GetAPIVersion(), "kind": msa.GetKind(), "spec": msa.Object["spec"]}}
+		other.SetNamespace("prod-eu")
+		other.SetName("other")
+		if err := hub.Create(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = hub.Delete(context.Background(), other) })
+		otherToken := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "prod-eu", Name: "other", Labels: token.Labels,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: other.GetAPIVersion(), Kind: other.GetKind(), Name: "other", UID: other.GetUID()}}},
+			Data: token.Data,
+		}
+		if err := hub.Create(ctx, otherToken); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = hub.Delete(context.Background(), otherToken) })
+
+		errorOf := func(args ...string) string {
+			t.Helper()
+			root := decode[fleet.Node](t, tg.run(t, append(args, "tree", "-o", "json", "--depth", "1")...))
+			for _, c := range root.Children {
+				if c.Path == "prod-eu" {
+					return c.Error
+				}
+			}
+			t.Fatalf("no node prod-eu")
+			return ""
+		}
+		if got, want := errorOf(), "several ManagedServiceAccounts in namespace prod-eu have a token: kubectl-fleet, other; choose one with --ocm-service-account"; !strings.Contains(got, want) {
+			t.Errorf("two ready: error %q; want %q", got, want)
+		}
+		if got := errorOf("--ocm-service-account", "other"); got != "" {
+			t.Errorf("--ocm-service-account other: error %q; want prod-eu reached", got)
+		}
+		if got, want := errorOf("--ocm-service-account", "nope"), "no ManagedServiceAccount nope in namespace prod-eu (--ocm-service-account): the namespace has kubectl-fleet, other"; !strings.Contains(got, want) {
+			t.Errorf("--ocm-service-account nope: error %q; want %q", got, want)
+		}
+		if r := tg.run(t, "tree", "--ocm-service-account", "Not_A_Name"); r.code != 1 || !strings.Contains(r.stderr, `invalid --ocm-service-account "Not_A_Name"`) {
+			t.Errorf("an invalid name: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
 }
 
 // Reaching the hub's OCM clusters takes the hub two lists more, each read
@@ -290,39 +290,39 @@ func TestDescribeListsTheClustersItHolds(t *testing.T) {
 // reaches, made of its cluster Secret and named after it, and it works;
 // one the policy refuses is refused, naming the JSON path.
 func TestGetKubeconfigOfAnArgoCDCluster(t *testing.T) {
-	needFleets(t)
-	f := hubFleet.get(t)
-	r := onFleet(t, f, "get-kubeconfig", "edge-1")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	handedOutReaches(t, r.stdout, "edge-1")
-	r = onFleet(t, f, "get-kubeconfig", "argo-insecure")
-	if want := "secret argocd/cluster-argo-insecure: field config.tlsClientConfig.insecure: turns off server certificate checks"; r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
-		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal saying %q", r.code, r.stdout, r.stderr, want)
-	}
-	if r = onFleet(t, f, "get-kubeconfig", "edge-1", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the Argo CD cluster Secret argocd/cluster-edge-1 alone") {
-		t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
-	}
+	onBoth(t, "hub", func(t *testing.T, tg target) {
+		r := tg.run(t, "get-kubeconfig", "edge-1")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		handedOutReaches(t, tg, r.stdout, "edge-1")
+		r = tg.run(t, "get-kubeconfig", "argo-insecure")
+		if want := "secret argocd/cluster-argo-insecure: field config.tlsClientConfig.insecure: turns off server certificate checks"; r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
+			t.Errorf("exit %d, stdout %q, stderr %q; want a refusal saying %q", r.code, r.stdout, r.stderr, want)
+		}
+		if r = tg.run(t, "get-kubeconfig", "edge-1", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the Argo CD cluster Secret argocd/cluster-edge-1 alone") {
+			t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
 }
 
 // get-kubeconfig hands out the kubeconfig of a cluster that OCM alone
 // reaches: its URL and CA, the token of its ManagedServiceAccount; it
 // works. One with no token says so.
 func TestGetKubeconfigOfAnOCMCluster(t *testing.T) {
-	needFleets(t)
-	f := hubFleet.get(t)
-	r := onFleet(t, f, "get-kubeconfig", "prod-eu")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	handedOutReaches(t, r.stdout, "prod-eu")
-	if r = onFleet(t, f, "get-kubeconfig", "pending"); r.code != 1 || !strings.Contains(r.stderr, "no ManagedServiceAccount in namespace pending has a token Secret yet") {
-		t.Errorf("pending: exit %d, stderr %q", r.code, r.stderr)
-	}
-	if r = onFleet(t, f, "get-kubeconfig", "prod-eu", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the OCM ManagedCluster prod-eu alone") {
-		t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
-	}
+	onBoth(t, "hub", func(t *testing.T, tg target) {
+		r := tg.run(t, "get-kubeconfig", "prod-eu")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		handedOutReaches(t, tg, r.stdout, "prod-eu")
+		if r = tg.run(t, "get-kubeconfig", "pending"); r.code != 1 || !strings.Contains(r.stderr, "no ManagedServiceAccount in namespace pending has a token Secret yet") {
+			t.Errorf("pending: exit %d, stderr %q", r.code, r.stderr)
+		}
+		if r = tg.run(t, "get-kubeconfig", "prod-eu", "--user"); r.code != 1 || !strings.Contains(r.stderr, "has no user kubeconfig: its parent reaches it by the OCM ManagedCluster prod-eu alone") {
+			t.Errorf("--user: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
 }
 
 // drift reports what the OCM hub says is wrong with its clusters, even of
@@ -442,7 +442,7 @@ func TestDescribeShowsApplications(t *testing.T) {
 
 // handedOutReaches checks that kubeconfig, handed out for cluster, is one
 // whose current context bears its name and that reaches it.
-func handedOutReaches(t *testing.T, kubeconfig, cluster string) {
+func handedOutReaches(t *testing.T, f target, kubeconfig, cluster string) {
 	t.Helper()
 	cfg, err := clientcmd.Load([]byte(kubeconfig))
 	if err != nil || cfg.CurrentContext != cluster {
@@ -452,8 +452,14 @@ func handedOutReaches(t *testing.T, kubeconfig, cluster string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(rest, client.Options{})
-	if err != nil {
+	var c client.Client
+	if f.deps.Dial != nil {
+		d, err := f.deps.Dial(rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = d.Client
+	} else if c, err = client.New(rest, client.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Get(t.Context(), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}); err != nil {

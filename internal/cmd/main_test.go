@@ -247,6 +247,22 @@ func inMemory(tb testing.TB, name string) *sandbox.Fleet {
 	return m.fleet
 }
 
+// ownInMemory is a new in-memory fleet of spec name for test alone, which
+// may write to it; removed when test ends.
+func ownInMemory(t *testing.T, name string) target {
+	t.Helper()
+	root, err := sandbox.CheckoutRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sandbox.StartInMemoryFile(t.Context(), root+"/testdata/fleets/"+name+".yaml", t.TempDir())
+	if err != nil {
+		t.Fatalf("in-memory fleet %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	return target{fleet: f, deps: cmd.Deps{Dial: f.Dial}}
+}
+
 // stopInMemory removes the files of the in-memory fleets.
 func stopInMemory() {
 	memFleets.Lock()
@@ -303,6 +319,22 @@ func onBoth(t *testing.T, name string, test func(t *testing.T, f target)) {
 func onBothInTurn(t *testing.T, name string, test func(t *testing.T, f target)) {
 	t.Helper()
 	both(t, name, false, test)
+}
+
+// onBothWriting is onBoth for a test that writes to the fleet: in memory
+// it gets a fleet of its own (ownInMemory); on apiservers, the shared
+// one, whose state it must restore.
+func onBothWriting(t *testing.T, name string, test func(t *testing.T, f target)) {
+	t.Helper()
+	t.Run("inmemory", func(t *testing.T) {
+		t.Parallel()
+		test(t, ownInMemory(t, name))
+	})
+	if !testing.Short() {
+		t.Run("apiservers", func(t *testing.T) {
+			test(t, target{fleet: sharedByName(t, name).get(t)})
+		})
+	}
 }
 
 func both(t *testing.T, name string, parallel bool, test func(t *testing.T, f target)) {
