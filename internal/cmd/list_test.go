@@ -31,34 +31,43 @@ func TestList(t *testing.T) {
 			spec = "faults"
 		}
 		t.Run(tt.name, func(t *testing.T) {
-			onBoth(t, spec, func(t *testing.T, f target) {
-				r := f.run(t, append(tt.args, "--color", "never")...)
-				if r.code != tt.wantCode {
-					t.Errorf("exit %d, want %d; stderr %s", r.code, tt.wantCode, r.stderr)
-				}
-				golden.Assert(t, "list/"+tt.name, scrub(r.stdout))
-			})
+			for _, f := range onBoth(spec) {
+				t.Run(f.name, func(t *testing.T) {
+					f := f.begin(t)
+					r := f.run(t, append(tt.args, "--color", "never")...)
+					if r.code != tt.wantCode {
+						t.Errorf("exit %d, want %d; stderr %s", r.code, tt.wantCode, r.stderr)
+					}
+					golden.Assert(t, "list/"+tt.name, scrub(r.stdout))
+				})
+			}
 		})
 	}
 }
 
 func TestListSaysWhenNothingMatches(t *testing.T) {
-	onBoth(t, "demo", func(t *testing.T, f target) {
-		r := f.run(t, "list", "-l", "env=nowhere")
-		if r.code != 0 || r.stdout != "" || r.stderr != "No clusters found.\n" {
-			t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-		}
-	})
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "list", "-l", "env=nowhere")
+			if r.code != 0 || r.stdout != "" || r.stderr != "No clusters found.\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
 }
 
 func TestListRefusesUnknownEnvironments(t *testing.T) {
-	onBoth(t, "demo", func(t *testing.T, f target) {
-		r := f.run(t, "list", "--env", "gcp")
-		want := "error: no environment \"gcp\": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)\n"
-		if r.code != 1 || r.stderr != want {
-			t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
-		}
-	})
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "list", "--env", "gcp")
+			want := "error: no environment \"gcp\": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)\n"
+			if r.code != 1 || r.stderr != want {
+				t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
+			}
+		})
+	}
 }
 
 func TestListFlagErrors(t *testing.T) {
@@ -79,28 +88,31 @@ func TestListFlagErrors(t *testing.T) {
 }
 
 func TestCompletePaths(t *testing.T) {
-	onBoth(t, "demo", func(t *testing.T, f target) {
-		tests := []struct {
-			typed string
-			want  string
-		}{
-			{"", "aws\nazure\n"},
-			{"az", "azure\n"},
-			{"aws/", "aws/team-a\naws/team-b\naws/team-c\n"},
-			{"aws/team-b", "aws/team-b\n"},
-			{"nowhere/", ""},
-		}
-		for _, tt := range tests {
-			r := f.run(t, "__complete", "get-kubeconfig", tt.typed)
-			got, directive, _ := strings.Cut(r.stdout, ":")
-			if directive != "6\n" {
-				t.Errorf("%q: directive %q, want 6 (no space, no files)", tt.typed, directive)
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			tests := []struct {
+				typed string
+				want  string
+			}{
+				{"", "aws\nazure\n"},
+				{"az", "azure\n"},
+				{"aws/", "aws/team-a\naws/team-b\naws/team-c\n"},
+				{"aws/team-b", "aws/team-b\n"},
+				{"nowhere/", ""},
 			}
-			if got != tt.want && !sameLines(got, tt.want) {
-				t.Errorf("%q: completions %q, want %q", tt.typed, got, tt.want)
+			for _, tt := range tests {
+				r := f.run(t, "__complete", "get-kubeconfig", tt.typed)
+				got, directive, _ := strings.Cut(r.stdout, ":")
+				if directive != "6\n" {
+					t.Errorf("%q: directive %q, want 6 (no space, no files)", tt.typed, directive)
+				}
+				if got != tt.want && !sameLines(got, tt.want) {
+					t.Errorf("%q: completions %q, want %q", tt.typed, got, tt.want)
+				}
 			}
-		}
-	})
+		})
+	}
 }
 
 func sameLines(a, b string) bool {

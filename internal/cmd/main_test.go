@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -260,7 +261,7 @@ func ownInMemory(t *testing.T, name string) target {
 		t.Fatalf("in-memory fleet %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = f.Stop() })
-	return target{fleet: f, deps: cmd.Deps{Dial: f.Dial}}
+	return target{name: "inmemory", fleet: f, deps: cmd.Deps{Dial: f.Dial}}
 }
 
 // stopInMemory removes the files of the in-memory fleets.
@@ -278,14 +279,66 @@ func stopInMemory() {
 }
 
 // target is a fleet a test runs commands against, in memory or on
-// apiservers.
+// apiservers: what onBoth and its kin return, one subtest each. begin
+// readies it in its subtest.
 type target struct {
+	// name names the subtest: inmemory or apiservers.
+	name  string
 	fleet *sandbox.Fleet
 	deps  cmd.Deps
+
+	spec     string // the fleet's spec, for begin
+	parallel bool   // the subtest runs in parallel
+	own      bool   // a fleet of the subtest's own (it writes)
+	shared   bool   // the spec's shared fleet of apiservers
 }
 
 // onApiservers is the target of a fleet of apiservers.
-func onApiservers(f *sandbox.Fleet) target { return target{fleet: f} }
+func onApiservers(f *sandbox.Fleet) target { return target{name: "apiservers", fleet: f} }
+
+// onBoth are the targets of spec name a test that only reads runs
+// against, each as a subtest (t.Run(f.name, …), then f.begin): its
+// in-memory fleet, in parallel with other tests, and, without -short, its
+// apiservers. What the test asserts, a golden file included, holds for
+// both: that is what makes a spec mean the same thing to both.
+func onBoth(name string) []target { return targets(name, true, false) }
+
+// onBothInTurn is onBoth for a test that sets the process's environment
+// (t.Setenv), which must not run in parallel with others.
+func onBothInTurn(name string) []target { return targets(name, false, false) }
+
+// onBothWriting is onBoth for a test that writes to the fleet: in memory
+// it gets a fleet of its own (ownInMemory); on apiservers, the shared
+// one, whose state it must restore.
+func onBothWriting(name string) []target { return targets(name, true, true) }
+
+func targets(name string, parallel, own bool) []target {
+	out := []target{{name: "inmemory", spec: name, parallel: parallel, own: own}}
+	if !testing.Short() {
+		out = append(out, target{name: "apiservers", spec: name, shared: true})
+	}
+	return out
+}
+
+// begin readies the target in its subtest t: waits for or builds its
+// fleet, and runs t in parallel where the target says.
+func (tg target) begin(t *testing.T) target {
+	t.Helper()
+	if tg.parallel {
+		t.Parallel()
+	}
+	switch {
+	case tg.shared:
+		tg.fleet = sharedByName(t, tg.spec).get(t)
+	case tg.own:
+		own := ownInMemory(t, tg.spec)
+		tg.fleet, tg.deps = own.fleet, own.deps
+	case tg.fleet == nil:
+		tg.fleet = inMemory(t, tg.spec)
+		tg.deps = cmd.Deps{Dial: tg.fleet.Dial}
+	}
+	return tg
+}
 
 // run executes kubectl fleet against the root cluster of the target.
 func (tg target) run(t *testing.T, args ...string) result {
@@ -303,54 +356,6 @@ func sharedByName(tb testing.TB, name string) *sharedFleet {
 	}
 	tb.Fatalf("no shared fleet %s", name)
 	return nil
-}
-
-// onBoth runs test against the fleet of spec name in memory, in
-// parallel with other tests, and, without -short, on its apiservers:
-// what test asserts, a golden file included, holds for both, which is what
-// makes a spec mean the same thing to both.
-func onBoth(t *testing.T, name string, test func(t *testing.T, f target)) {
-	t.Helper()
-	both(t, name, true, test)
-}
-
-// onBothInTurn is onBoth for a test that sets the process's environment
-// (t.Setenv), which must not run in parallel with others.
-func onBothInTurn(t *testing.T, name string, test func(t *testing.T, f target)) {
-	t.Helper()
-	both(t, name, false, test)
-}
-
-// onBothWriting is onBoth for a test that writes to the fleet: in memory
-// it gets a fleet of its own (ownInMemory); on apiservers, the shared
-// one, whose state it must restore.
-func onBothWriting(t *testing.T, name string, test func(t *testing.T, f target)) {
-	t.Helper()
-	t.Run("inmemory", func(t *testing.T) {
-		t.Parallel()
-		test(t, ownInMemory(t, name))
-	})
-	if !testing.Short() {
-		t.Run("apiservers", func(t *testing.T) {
-			test(t, target{fleet: sharedByName(t, name).get(t)})
-		})
-	}
-}
-
-func both(t *testing.T, name string, parallel bool, test func(t *testing.T, f target)) {
-	t.Helper()
-	t.Run("inmemory", func(t *testing.T) {
-		if parallel {
-			t.Parallel()
-		}
-		f := inMemory(t, name)
-		test(t, target{fleet: f, deps: cmd.Deps{Dial: f.Dial}})
-	})
-	if !testing.Short() {
-		t.Run("apiservers", func(t *testing.T) {
-			test(t, target{fleet: sharedByName(t, name).get(t)})
-		})
-	}
 }
 
 var (
@@ -389,4 +394,50 @@ func writeKubeconfig(t *testing.T, server string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// runWithin runs kubectl fleet as run does, and fails if it is still
+// running after limit (the command goes on in the background).
+func runWithin(t *testing.T, limit time.Duration, args ...string) (result, error) {
+	t.Helper()
+	return runWithinWith(t, cmd.Deps{}, limit, args...)
+}
+
+// runWithinWith is runWithin, reaching clusters with deps.
+func runWithinWith(t *testing.T, deps cmd.Deps, limit time.Duration, args ...string) (result, error) {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- runWith(t, deps, args...) }()
+	select {
+	case r := <-done:
+		return r, nil
+	case <-time.After(limit):
+		return result{}, fmt.Errorf("%v is still running after %s", args, limit)
+	}
+}
+
+// runAtOnce runs every command of argLists at once, each bounded by limit,
+// and returns their results in order. A suite whose commands each wait out
+// a timeout runs them so rather than as parallel subtests: go test runs at
+// most GOMAXPROCS parallel subtests at a time, which on two cores made a
+// minute of twelve 15-second waits.
+func runAtOnce(t *testing.T, limit time.Duration, argLists [][]string) []result {
+	t.Helper()
+	return runAtOnceWith(t, cmd.Deps{}, limit, argLists)
+}
+
+// runAtOnceWith is runAtOnce, reaching clusters with deps.
+func runAtOnceWith(t *testing.T, deps cmd.Deps, limit time.Duration, argLists [][]string) []result {
+	t.Helper()
+	results := make([]result, len(argLists))
+	errs := make([]error, len(argLists))
+	var wg sync.WaitGroup
+	for i, args := range argLists {
+		wg.Go(func() { results[i], errs[i] = runWithinWith(t, deps, limit, args...) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return results
 }

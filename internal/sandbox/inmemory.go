@@ -205,7 +205,10 @@ func StartInMemory(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err
 	if err := f.populate(ctx); err != nil {
 		return nil, err
 	}
-	return f, f.writeRootKubeconfig()
+	if err := f.writeRootKubeconfig(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // StartInMemoryFile builds in memory the fleet of the spec file at
@@ -382,7 +385,7 @@ func (m *memFleet) dial(cfg *rest.Config) *kube.Dialled {
 	ms := m.servers[strings.TrimSuffix(cfg.Host, "/")]
 	m.mu.Unlock()
 	if ms == nil {
-		refused := func(ctx context.Context) error { return connectionRefused(cfg.Host) }
+		refused := func(context.Context) error { return connectionRefused(cfg.Host) }
 		return &kube.Dialled{Client: failing(refused), Version: func(ctx context.Context) (string, error) {
 			return "", refused(ctx)
 		}}
@@ -725,7 +728,7 @@ func forbidden(u memUser, verb, group, resource, namespace, name string) error {
 	}
 	plural, _, _ := strings.Cut(resource, "/")
 	return apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: plural}, name,
-		fmt.Errorf("User %q cannot %s resource %q in API group %q %s", u.name, verb, resource, group, scope))
+		fmt.Errorf("User %q cannot %s resource %q in API group %q %s", u.name, verb, resource, group, scope)) //nolint:staticcheck // the apiserver's words, capital and all
 }
 
 // readCRDDirs reads the CRDs of dir, which every cluster with CRDs

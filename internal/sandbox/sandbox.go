@@ -237,7 +237,10 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	if err := f.startAllControllers(ctx, opts.Assets); err != nil {
 		return nil, err
 	}
-	return f, f.writeRootKubeconfig()
+	if err := f.writeRootKubeconfig(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // newScheme is the scheme of every kind the sandbox writes typed.
