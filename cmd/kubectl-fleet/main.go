@@ -25,7 +25,7 @@ func main() {
 	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == cmd.CompletionHelperName {
 		args = append([]string{"__complete"}, args...)
 	}
-	code := cmd.Execute(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, args)
+	code := cmd.Execute(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, args, cmd.Deps{})
 	stop()
 	os.Exit(code)
 }

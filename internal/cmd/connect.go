@@ -33,6 +33,7 @@ func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, err
 	return &reach.Connector{Policy: policy, Sources: o.Providers.Sources(), Kube: kube.NewConnector(s, o.Providers.APIs(), kube.Options{
 		UserAgent: "kubectl-fleet/" + version.Get().Version,
 		Requests:  o.requests,
+		Dial:      o.deps.Dial,
 	})}, nil
 }
 

@@ -76,55 +76,63 @@ func assertSays(t *testing.T, r result, code int, want []string) {
 // says what it could not read, and a Flux operation on it fails for that
 // kind: exit 3, never 0 (defect 7).
 func TestPartialReadIsPartial(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, reliabilityFleet.get(t), "tree", "no-helmreleases", "-o", "json")
-	if r.code != 3 {
-		t.Errorf("tree: exit %d, want 3: %s", r.code, r.stderr)
-	}
-	n := decode[struct {
-		Flux struct {
-			Kustomizations struct{ Total int } `json:"kustomizations"`
-			Unread         map[string]string   `json:"unread"`
-		} `json:"flux"`
-	}](t, r)
-	if n.Flux.Kustomizations.Total != 1 || !strings.Contains(n.Flux.Unread["HelmRelease"], "forbidden") {
-		t.Errorf("the partial read lost what was read or did not say what was not: %+v", n.Flux)
-	}
-	for _, verb := range []string{"reconcile", "suspend", "resume"} {
-		r := onFleet(t, reliabilityFleet.get(t), verb, "no-helmreleases", "--dry-run")
-		if r.code != 3 || !strings.Contains(r.stdout, "HelmReleases not listed, none acted on") {
-			t.Errorf("%s on a cluster whose HelmReleases could not be listed: exit %d, want 3 and the kind named:\n%s\n%s", verb, r.code, r.stdout, r.stderr)
-		}
-	}
-	// --kind ks does not need the HelmReleases.
-	if r := onFleet(t, reliabilityFleet.get(t), "reconcile", "no-helmreleases", "--kind", "ks", "--dry-run"); r.code != 0 {
-		t.Errorf("reconcile --kind ks: exit %d, want 0: %s %s", r.code, r.stdout, r.stderr)
+	for _, f := range onBoth("reliability") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "tree", "no-helmreleases", "-o", "json")
+			if r.code != 3 {
+				t.Errorf("tree: exit %d, want 3: %s", r.code, r.stderr)
+			}
+			n := decode[struct {
+				Flux struct {
+					Kustomizations struct{ Total int } `json:"kustomizations"`
+					Unread         map[string]string   `json:"unread"`
+				} `json:"flux"`
+			}](t, r)
+			if n.Flux.Kustomizations.Total != 1 || !strings.Contains(n.Flux.Unread["HelmRelease"], "forbidden") {
+				t.Errorf("the partial read lost what was read or did not say what was not: %+v", n.Flux)
+			}
+			for _, verb := range []string{"reconcile", "suspend", "resume"} {
+				r := f.run(t, verb, "no-helmreleases", "--dry-run")
+				if r.code != 3 || !strings.Contains(r.stdout, "HelmReleases not listed, none acted on") {
+					t.Errorf("%s on a cluster whose HelmReleases could not be listed: exit %d, want 3 and the kind named:\n%s\n%s", verb, r.code, r.stdout, r.stderr)
+				}
+			}
+			// --kind ks does not need the HelmReleases.
+			if r := f.run(t, "reconcile", "no-helmreleases", "--kind", "ks", "--dry-run"); r.code != 0 {
+				t.Errorf("reconcile --kind ks: exit %d, want 0: %s %s", r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
 
 // 5,000 Flux objects on one cluster are all read, and a cluster without
 // the CAPI and Flux CRDs is read as one with no clusters and no Flux.
 func TestLargeAndBareClusters(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, reliabilityFleet.get(t), "list", "bulk", "bare", "-o", "json")
-	type item struct {
-		Path  string `json:"path"`
-		Error string `json:"error"`
-		Flux  *struct {
-			Installed      bool                       `json:"installed"`
-			Kustomizations struct{ Total, Ready int } `json:"kustomizations"`
-		} `json:"flux"`
-	}
-	l := decode[struct{ Items []item }](t, r)
-	got := map[string]item{}
-	for _, it := range l.Items {
-		got[it.Path] = it
-	}
-	if b := got["bulk"]; b.Error != "" || b.Flux == nil || b.Flux.Kustomizations.Total != 5000 {
-		t.Errorf("bulk: %+v, want 5000 Kustomizations read", b)
-	}
-	if b := got["bare"]; b.Error != "" || b.Flux == nil || b.Flux.Installed {
-		t.Errorf("bare: %+v, want read, Flux not installed", b)
+	for _, f := range onBoth("reliability") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "list", "bulk", "bare", "-o", "json")
+			type item struct {
+				Path  string `json:"path"`
+				Error string `json:"error"`
+				Flux  *struct {
+					Installed      bool                       `json:"installed"`
+					Kustomizations struct{ Total, Ready int } `json:"kustomizations"`
+				} `json:"flux"`
+			}
+			l := decode[struct{ Items []item }](t, r)
+			got := map[string]item{}
+			for _, it := range l.Items {
+				got[it.Path] = it
+			}
+			if b := got["bulk"]; b.Error != "" || b.Flux == nil || b.Flux.Kustomizations.Total != 5000 {
+				t.Errorf("bulk: %+v, want 5000 Kustomizations read", b)
+			}
+			if b := got["bare"]; b.Error != "" || b.Flux == nil || b.Flux.Installed {
+				t.Errorf("bare: %+v, want read, Flux not installed", b)
+			}
+		})
 	}
 }
 
@@ -193,31 +201,35 @@ func TestFaultSuiteArgoCDAndOCMRBAC(t *testing.T) {
 // 3; prod-eu, which serves no Applications, is read whole, and describe
 // reads no CAPI Cluster of it (none reaches it).
 func TestFaultSuiteOneClusterAtATime(t *testing.T) {
-	needFleets(t)
-	cases := []struct {
-		args []string
-		code int
-		want string
-	}{
-		{[]string{"tree", "no-apps"}, 3, applicationsRule},
-		{[]string{"describe", "no-apps"}, 3, applicationsRule},
-		{[]string{"drift", "no-apps", "--kind", "unreadable"}, 1, applicationsRule},
-		{[]string{"list", "no-apps", "-o", "wide"}, 3, applicationsRule},
-		{[]string{"describe", "no-mcs"}, 3, managedClustersRule},
-		{[]string{"list", "no-mcs", "-o", "wide"}, 3, managedClustersRule},
-		{[]string{"describe", "prod-eu"}, 0, "Clusters"},
-		{[]string{"describe", "edge-1"}, 0, "Argo CD"},
-	}
-	argLists := make([][]string, len(cases))
-	for i, tc := range cases {
-		argLists[i] = append([]string{"--kubeconfig", hubFleet.get(t).Kubeconfig, "--color", "never", tc.args[0], "--timeout", "30s"}, tc.args[1:]...)
-	}
-	results := runAtOnce(t, 2*time.Minute, argLists)
-	for i, tc := range cases {
-		r := results[i]
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
-				t.Errorf("exit %d, want %d and the output to say %q:\n%s\n%s", r.code, tc.code, tc.want, r.stdout, r.stderr)
+	for _, f := range onBoth("hub") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			cases := []struct {
+				args []string
+				code int
+				want string
+			}{
+				{[]string{"tree", "no-apps"}, 3, applicationsRule},
+				{[]string{"describe", "no-apps"}, 3, applicationsRule},
+				{[]string{"drift", "no-apps", "--kind", "unreadable"}, 1, applicationsRule},
+				{[]string{"list", "no-apps", "-o", "wide"}, 3, applicationsRule},
+				{[]string{"describe", "no-mcs"}, 3, managedClustersRule},
+				{[]string{"list", "no-mcs", "-o", "wide"}, 3, managedClustersRule},
+				{[]string{"describe", "prod-eu"}, 0, "Clusters"},
+				{[]string{"describe", "edge-1"}, 0, "Argo CD"},
+			}
+			argLists := make([][]string, len(cases))
+			for i, tc := range cases {
+				argLists[i] = append([]string{"--kubeconfig", f.fleet.Kubeconfig, "--color", "never", tc.args[0], "--timeout", "30s"}, tc.args[1:]...)
+			}
+			results := runAtOnceWith(t, f.deps, 2*time.Minute, argLists)
+			for i, tc := range cases {
+				r := results[i]
+				t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+					if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+						t.Errorf("exit %d, want %d and the output to say %q:\n%s\n%s", r.code, tc.code, tc.want, r.stdout, r.stderr)
+					}
+				})
 			}
 		})
 	}

@@ -18,13 +18,22 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
-// uid is the kube-system namespace UID of the cluster cfg reaches: which
-// cluster a kubeconfig really leads to.
-func uid(t *testing.T, cfg *rest.Config) string {
+// uid is the kube-system namespace UID of the cluster cfg reaches, as the
+// target's commands reach it: in memory, or over the network.
+func (tg target) uid(t *testing.T, cfg *rest.Config) string {
 	t.Helper()
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
+	var c client.Client
+	if tg.deps.Dial != nil {
+		d, err := tg.deps.Dial(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = d.Client
+	} else {
+		var err error
+		if c, err = client.New(cfg, client.Options{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -37,73 +46,86 @@ func uid(t *testing.T, cfg *rest.Config) string {
 
 func memberUID(t *testing.T, f *sandbox.Fleet, path string) string {
 	t.Helper()
-	m := f.Members[path]
+	return onApiservers(f).memberUID(t, path)
+}
+
+// memberUID is the kube-system namespace UID of the target's cluster at path.
+func (tg target) memberUID(t *testing.T, path string) string {
+	t.Helper()
+	m := tg.fleet.Members[path]
 	if m == nil || m.Config == nil {
 		t.Fatalf("the sandbox has no apiserver at %q", path)
 	}
-	return uid(t, m.Config)
+	return tg.uid(t, m.Config)
 }
 
 func TestGetKubeconfigAtEveryDepth(t *testing.T) {
-	needFleets(t)
 	tests := []struct {
-		fleet      *sandbox.Fleet
+		fleet      string
 		path       string
 		memberPath string
 	}{
-		{demoFleet.get(t), "aws", "aws"},
-		{demoFleet.get(t), "azure/team-y", "azure/team-y"},
-		{faultsFleet.get(t), "aws/tenants:team-a", "aws/tenants:team-a"},
-		{faultsFleet.get(t), "aws/tenants:team-a/edge", "aws/tenants:team-a/edge"},
+		{"demo", "aws", "aws"},
+		{"demo", "azure/team-y", "azure/team-y"},
+		{"faults", "aws/tenants:team-a", "aws/tenants:team-a"},
+		{"faults", "aws/tenants:team-a/edge", "aws/tenants:team-a/edge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			r := onFleet(t, tt.fleet, "get-kubeconfig", tt.path)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
-			}
-			cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
-			if err != nil {
-				t.Fatalf("stdout is not a kubeconfig: %v", err)
-			}
-			if got, want := uid(t, cfg), memberUID(t, tt.fleet, tt.memberPath); got != want {
-				t.Errorf("the kubeconfig leads to cluster %s, want %s's %s", got, tt.memberPath, want)
-			}
-			if !strings.Contains(r.stderr, "is an admin credential (system:masters) of "+tt.path) {
-				t.Errorf("stderr %q does not warn of the admin credential", r.stderr)
+			for _, f := range onBoth(tt.fleet) {
+				t.Run(f.name, func(t *testing.T) {
+					f := f.begin(t)
+					r := f.run(t, "get-kubeconfig", tt.path)
+					if r.code != 0 {
+						t.Fatalf("exit %d: %s", r.code, r.stderr)
+					}
+					cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
+					if err != nil {
+						t.Fatalf("stdout is not a kubeconfig: %v", err)
+					}
+					if got, want := f.uid(t, cfg), f.memberUID(t, tt.memberPath); got != want {
+						t.Errorf("the kubeconfig leads to cluster %s, want %s's %s", got, tt.memberPath, want)
+					}
+					if !strings.Contains(r.stderr, "is an admin credential (system:masters) of "+tt.path) {
+						t.Errorf("stderr %q does not warn of the admin credential", r.stderr)
+					}
+				})
 			}
 		})
 	}
 }
 
 func TestGetKubeconfigPathErrors(t *testing.T) {
-	needFleets(t)
 	tests := []struct {
 		name  string
-		fleet *sandbox.Fleet
+		fleet string
 		path  string
 		want  string
 	}{
-		{"unknown", demoFleet.get(t), "aws/team-z", `error: no cluster "team-z" in aws; candidates: aws/team-a, aws/team-b, aws/team-c`},
-		{"ambiguous", faultsFleet.get(t), "aws/team-a", `error: path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a`},
-		{"unknown below a tenant", faultsFleet.get(t), "aws/tenants:team-a/core", `error: no cluster "core" in aws/tenants:team-a; candidates: aws/tenants:team-a/edge`},
-		{"the root", demoFleet.get(t), "/", "error: the empty path names the root cluster"},
-		{"through a refused kubeconfig", faultsFleet.get(t), "tokenfile/below", `error: cannot resolve path "tokenfile/below": tokenfile: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile`},
-		{"a cluster with no Secret yet", faultsFleet.get(t), "no-secret", "error: cluster no-secret has no kubeconfig yet: secret faults/no-secret-kubeconfig not found in the root cluster; CAPI writes it once the control plane is initialized"},
-		{"no user kubeconfig", demoFleet.get(t), "azure/team-y --user", "error: cluster azure/team-y has no user kubeconfig: neither secret tenants/team-y-user-kubeconfig (CAPA) nor tenants/team-y-kubeconfig-user (CAPZ) exists in azure"},
+		{"unknown", "demo", "aws/team-z", `error: no cluster "team-z" in aws; candidates: aws/team-a, aws/team-b, aws/team-c`},
+		{"ambiguous", "faults", "aws/team-a", `error: path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a`},
+		{"unknown below a tenant", "faults", "aws/tenants:team-a/core", `error: no cluster "core" in aws/tenants:team-a; candidates: aws/tenants:team-a/edge`},
+		{"the root", "demo", "/", "error: the empty path names the root cluster"},
+		{"through a refused kubeconfig", "faults", "tokenfile/below", `error: cannot resolve path "tokenfile/below": tokenfile: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile`},
+		{"a cluster with no Secret yet", "faults", "no-secret", "error: cluster no-secret has no kubeconfig yet: secret faults/no-secret-kubeconfig not found in the root cluster; CAPI writes it once the control plane is initialized"},
+		{"no user kubeconfig", "demo", "azure/team-y --user", "error: cluster azure/team-y has no user kubeconfig: neither secret tenants/team-y-user-kubeconfig (CAPA) nor tenants/team-y-kubeconfig-user (CAPZ) exists in azure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := onFleet(t, tt.fleet, append([]string{"get-kubeconfig"}, strings.Fields(tt.path)...)...)
-			if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, tt.want) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", r.code, r.stdout, r.stderr, tt.want)
+			for _, f := range onBoth(tt.fleet) {
+				t.Run(f.name, func(t *testing.T) {
+					f := f.begin(t)
+					r := f.run(t, append([]string{"get-kubeconfig"}, strings.Fields(tt.path)...)...)
+					if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, tt.want) {
+						t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", r.code, r.stdout, r.stderr, tt.want)
+					}
+				})
 			}
 		})
 	}
 }
 
 func TestGetKubeconfigUserSecrets(t *testing.T) {
-	needFleets(t)
 	tests := []struct {
 		path, secret string
 		args         []string
@@ -113,59 +135,68 @@ func TestGetKubeconfigUserSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			r := onFleet(t, demoFleet.get(t), "get-kubeconfig", tt.path, "--user")
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
-			}
-			cfg, err := clientcmd.Load([]byte(r.stdout))
-			if err != nil {
-				t.Fatal(err)
-			}
-			plugin := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo].Exec
-			if plugin == nil || plugin.Command != demoFleet.get(t).ExecPluginPath() || !strings.HasPrefix(strings.Join(plugin.Args, " "), strings.Join(tt.args, " ")) {
-				t.Errorf("user kubeconfig exec = %+v, want the provider's plugin with %v", plugin, tt.args)
-			}
-			if !strings.Contains(r.stderr, "warning: secret "+tt.secret+" runs a command to get credentials, which kubectl will run (kubectl fleet did not)") {
-				t.Errorf("stderr %q does not warn of the exec plugin", r.stderr)
-			}
-			if _, err := os.Stat(demoFleet.get(t).ExecMarker()); !os.IsNotExist(err) {
-				t.Errorf("the user kubeconfig's plugin ran (marker: %v)", err)
+			for _, f := range onBoth("demo") {
+				t.Run(f.name, func(t *testing.T) {
+					f := f.begin(t)
+					r := f.run(t, "get-kubeconfig", tt.path, "--user")
+					if r.code != 0 {
+						t.Fatalf("exit %d: %s", r.code, r.stderr)
+					}
+					cfg, err := clientcmd.Load([]byte(r.stdout))
+					if err != nil {
+						t.Fatal(err)
+					}
+					plugin := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo].Exec
+					if plugin == nil || plugin.Command != f.fleet.ExecPluginPath() || !strings.HasPrefix(strings.Join(plugin.Args, " "), strings.Join(tt.args, " ")) {
+						t.Errorf("user kubeconfig exec = %+v, want the provider's plugin with %v", plugin, tt.args)
+					}
+					if !strings.Contains(r.stderr, "warning: secret "+tt.secret+" runs a command to get credentials, which kubectl will run (kubectl fleet did not)") {
+						t.Errorf("stderr %q does not warn of the exec plugin", r.stderr)
+					}
+					if _, err := os.Stat(f.fleet.ExecMarker()); !os.IsNotExist(err) {
+						t.Errorf("the user kubeconfig's plugin ran (marker: %v)", err)
+					}
+				})
 			}
 		})
 	}
 }
 
 func TestGetKubeconfigOutputFile(t *testing.T) {
-	needFleets(t)
-	file := filepath.Join(t.TempDir(), "team-a.kubeconfig")
-	r := onFleet(t, demoFleet.get(t), "get-kubeconfig", "aws/team-a", "--output-file", file)
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote the kubeconfig of aws/team-a to "+file) {
-		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-	}
-	fi, err := os.Stat(file)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("mode %v (%v), want 0600", fi.Mode().Perm(), err)
-	}
-	first, _ := os.ReadFile(file)
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			file := filepath.Join(t.TempDir(), "team-a.kubeconfig")
+			r := f.run(t, "get-kubeconfig", "aws/team-a", "--output-file", file)
+			if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote the kubeconfig of aws/team-a to "+file) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			fi, err := os.Stat(file)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("mode %v (%v), want 0600", fi.Mode().Perm(), err)
+			}
+			first, _ := os.ReadFile(file)
 
-	r = onFleet(t, demoFleet.get(t), "get-kubeconfig", "aws/team-b", "--output-file", file)
-	if r.code != 1 || !strings.Contains(r.stderr, file+" already exists: use --force to overwrite it") {
-		t.Errorf("overwrite without --force: exit %d, stderr %q", r.code, r.stderr)
-	}
-	if again, _ := os.ReadFile(file); !bytes.Equal(first, again) {
-		t.Error("the file changed without --force")
-	}
+			r = f.run(t, "get-kubeconfig", "aws/team-b", "--output-file", file)
+			if r.code != 1 || !strings.Contains(r.stderr, file+" already exists: use --force to overwrite it") {
+				t.Errorf("overwrite without --force: exit %d, stderr %q", r.code, r.stderr)
+			}
+			if again, _ := os.ReadFile(file); !bytes.Equal(first, again) {
+				t.Error("the file changed without --force")
+			}
 
-	if err := os.Chmod(file, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r = onFleet(t, demoFleet.get(t), "get-kubeconfig", "aws/team-b", "--output-file", file, "--force")
-	if fi, _ := os.Stat(file); r.code != 0 || fi.Mode().Perm() != 0o600 {
-		t.Errorf("--force: exit %d (%s), mode %v; want 0 and 0600", r.code, r.stderr, fi.Mode().Perm())
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", file)
-	if err != nil || uid(t, cfg) != memberUID(t, demoFleet.get(t), "aws/team-b") {
-		t.Errorf("the overwritten file does not lead to aws/team-b (%v)", err)
+			if err := os.Chmod(file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r = f.run(t, "get-kubeconfig", "aws/team-b", "--output-file", file, "--force")
+			if fi, _ := os.Stat(file); r.code != 0 || fi.Mode().Perm() != 0o600 {
+				t.Errorf("--force: exit %d (%s), mode %v; want 0 and 0600", r.code, r.stderr, fi.Mode().Perm())
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", file)
+			if err != nil || f.uid(t, cfg) != f.memberUID(t, "aws/team-b") {
+				t.Errorf("the overwritten file does not lead to aws/team-b (%v)", err)
+			}
+		})
 	}
 }
 
@@ -247,50 +278,58 @@ func TestGetKubeconfigMergeKeepsEverythingElse(t *testing.T) {
 }
 
 func TestGetKubeconfigMergeIntoKUBECONFIG(t *testing.T) {
-	needFleets(t)
-	path, orig := myKubeconfig(t, faultsFleet.get(t))
-	t.Setenv("KUBECONFIG", path+string(os.PathListSeparator)+filepath.Join(t.TempDir(), "absent"))
-	r := run(t, "get-kubeconfig", "aws/staging:team-a", "--merge", "--context-name", "staging-a", "--set-current")
-	if r.code != 0 || !strings.Contains(r.stderr, `added context "staging-a" (cluster aws/staging:team-a) in `+path) || !strings.Contains(r.stderr, `switched to context "staging-a"`) {
-		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
-	}
-	after, _ := os.ReadFile(path)
-	cfg, err := clientcmd.Load(after)
-	if err != nil || cfg.CurrentContext != "staging-a" || cfg.Contexts["staging-a"].Cluster != "staging-a" {
-		t.Errorf("merged kubeconfig = %+v, %v", cfg, err)
-	}
-	withoutCurrent := strings.Replace(string(orig), "current-context: root\n", "", 1)
-	if !keptLines([]byte(withoutCurrent), after) {
-		t.Errorf("the merge changed other lines:\n%s", after)
+	for _, f := range onBothInTurn("faults") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			path, orig := myKubeconfig(t, f.fleet)
+			t.Setenv("KUBECONFIG", path+string(os.PathListSeparator)+filepath.Join(t.TempDir(), "absent"))
+			r := runWith(t, f.deps, "get-kubeconfig", "aws/staging:team-a", "--merge", "--context-name", "staging-a", "--set-current")
+			if r.code != 0 || !strings.Contains(r.stderr, `added context "staging-a" (cluster aws/staging:team-a) in `+path) || !strings.Contains(r.stderr, `switched to context "staging-a"`) {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			after, _ := os.ReadFile(path)
+			cfg, err := clientcmd.Load(after)
+			if err != nil || cfg.CurrentContext != "staging-a" || cfg.Contexts["staging-a"].Cluster != "staging-a" {
+				t.Errorf("merged kubeconfig = %+v, %v", cfg, err)
+			}
+			withoutCurrent := strings.Replace(string(orig), "current-context: root\n", "", 1)
+			if !keptLines([]byte(withoutCurrent), after) {
+				t.Errorf("the merge changed other lines:\n%s", after)
+			}
+		})
 	}
 }
 
 func TestGetKubeconfigRefusesToMergeWhatKubectlWouldReadFromDisk(t *testing.T) {
-	needFleets(t)
-	opened := watchOpens(t, faultsFleet.get(t).ExecPluginPath(), faultsFleet.get(t).TokenFilePath())
-	path, orig := myKubeconfig(t, faultsFleet.get(t))
+	for _, f := range onBoth("faults") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			opened := watchOpens(t, f.fleet.ExecPluginPath(), f.fleet.TokenFilePath())
+			path, orig := myKubeconfig(t, f.fleet)
 
-	r := run(t, "--kubeconfig", path, "get-kubeconfig", "tokenfile", "--merge")
-	want := `error: refusing to merge it into ` + path + `: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`
-	if r.code != 1 || !strings.HasPrefix(r.stderr, want) {
-		t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
-	}
-	if after, _ := os.ReadFile(path); !bytes.Equal(orig, after) {
-		t.Error("the kubeconfig changed")
-	}
+			r := runWith(t, f.deps, "--kubeconfig", path, "get-kubeconfig", "tokenfile", "--merge")
+			want := `error: refusing to merge it into ` + path + `: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`
+			if r.code != 1 || !strings.HasPrefix(r.stderr, want) {
+				t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(orig, after) {
+				t.Error("the kubeconfig changed")
+			}
 
-	// Printed, it is the user's to judge: with a warning naming the field.
-	r = onFleet(t, faultsFleet.get(t), "get-kubeconfig", "tokenfile")
-	if r.code != 0 || !strings.Contains(r.stdout, "tokenFile: "+faultsFleet.get(t).TokenFilePath()) ||
-		!strings.Contains(r.stderr, `warning: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`) {
-		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
-	}
-	r = onFleet(t, faultsFleet.get(t), "get-kubeconfig", "exec")
-	if r.code != 0 || !strings.Contains(r.stderr, "warning: secret faults/exec-kubeconfig runs a command to get credentials") {
-		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
-	}
-	if got := opened(); len(got) != 0 {
-		t.Errorf("get-kubeconfig opened %v", got)
+			// Printed, it is the user's to judge: with a warning naming the field.
+			r = f.run(t, "get-kubeconfig", "tokenfile")
+			if r.code != 0 || !strings.Contains(r.stdout, "tokenFile: "+f.fleet.TokenFilePath()) ||
+				!strings.Contains(r.stderr, `warning: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`) {
+				t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			r = f.run(t, "get-kubeconfig", "exec")
+			if r.code != 0 || !strings.Contains(r.stderr, "warning: secret faults/exec-kubeconfig runs a command to get credentials") {
+				t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			if got := opened(); len(got) != 0 {
+				t.Errorf("get-kubeconfig opened %v", got)
+			}
+		})
 	}
 }
 

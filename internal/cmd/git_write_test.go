@@ -241,7 +241,7 @@ func TestGitIsTheWritePath(t *testing.T) {
 		return s
 	}
 	reconcile()
-	if rep, r := driftReport(t, fluxFleet.get(t), "aws", "--level", "master", "--git", dir, "--kind", "source-behind-git"); r.code != 0 {
+	if rep, r := driftReport(t, onApiservers(fluxFleet.get(t)), "aws", "--level", "master", "--git", dir, "--kind", "source-behind-git"); r.code != 0 {
 		t.Errorf("a reconciled source is behind the checkout: %v", found(rep))
 	}
 	if suspended() {
@@ -255,7 +255,7 @@ func TestGitIsTheWritePath(t *testing.T) {
 		t.Fatal("suspend --git changed the cluster")
 	}
 	gitIn(t, dir, "push", "-q", "origin", "HEAD:main")
-	if rep, r := driftReport(t, fluxFleet.get(t), "aws", "--level", "master", "--git", dir, "--kind", "source-behind-git"); r.code != 1 || len(rep.Findings) != 1 {
+	if rep, r := driftReport(t, onApiservers(fluxFleet.get(t)), "aws", "--level", "master", "--git", dir, "--kind", "source-behind-git"); r.code != 1 || len(rep.Findings) != 1 {
 		t.Errorf("after the push, drift --git: exit %d, %v; want the source behind", r.code, found(rep))
 	}
 	reconcile()

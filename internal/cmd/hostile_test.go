@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -108,40 +107,6 @@ func runBounded(t *testing.T, limit time.Duration, args ...string) result {
 		t.Fatal(err)
 	}
 	return r
-}
-
-// runWithin runs kubectl fleet as run does, and fails if it is still
-// running after limit (the command goes on in the background).
-func runWithin(t *testing.T, limit time.Duration, args ...string) (result, error) {
-	t.Helper()
-	done := make(chan result, 1)
-	go func() { done <- run(t, args...) }()
-	select {
-	case r := <-done:
-		return r, nil
-	case <-time.After(limit):
-		return result{}, fmt.Errorf("%v is still running after %s", args, limit)
-	}
-}
-
-// runAtOnce runs every command of argLists at once, each bounded by limit,
-// and returns their results in order. A suite whose commands each wait out
-// a timeout runs them so rather than as parallel subtests: go test runs at
-// most GOMAXPROCS parallel subtests at a time, which on two cores made a
-// minute of twelve 15-second waits.
-func runAtOnce(t *testing.T, limit time.Duration, argLists [][]string) []result {
-	t.Helper()
-	results := make([]result, len(argLists))
-	errs := make([]error, len(argLists))
-	var wg sync.WaitGroup
-	for i, args := range argLists {
-		wg.Go(func() { results[i], errs[i] = runWithin(t, limit, args...) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	return results
 }
 
 // Every command against a fleet of hostile children: it ends within its

@@ -109,7 +109,7 @@ func TestSuspendAndResumeApplications(t *testing.T) {
 		t.Errorf("suspended: automated.enabled %v, annotations %v", enabled, ann)
 	}
 	// The walk sees it: auto-sync off, by alice.
-	if rep, _ := driftReport(t, f, "--kind", "auto-sync-off", "aws"); !strings.Contains(findingsText(rep), "guestbook") || !strings.Contains(findingsText(rep), "alice") {
+	if rep, _ := driftReport(t, onApiservers(f), "--kind", "auto-sync-off", "aws"); !strings.Contains(findingsText(rep), "guestbook") || !strings.Contains(findingsText(rep), "alice") {
 		t.Errorf("drift after the suspend does not report guestbook's auto-sync off by alice:\n%s", findingsText(rep))
 	}
 	if r := onFleet(t, f, "suspend", "aws", "--kind", "app", "--name", "guestbook"); r.code != 0 || !strings.Contains(r.stdout, "already suspended") {

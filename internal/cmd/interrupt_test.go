@@ -307,7 +307,7 @@ func TestInterruptedCommandsEndAlike(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(fakeSignal{})
 		streams, _, _, errOut := genericiooptions.NewTestIOStreams()
-		if code := cmd.Execute(ctx, streams, args); code != 199 || errOut.String() != "error: interrupted by SIGTEST\n" {
+		if code := cmd.Execute(ctx, streams, args, cmd.Deps{}); code != 199 || errOut.String() != "error: interrupted by SIGTEST\n" {
 			t.Errorf("%v: exit %d, stderr %q; want 199 and only the interruption", args, code, errOut.String())
 		}
 	}

@@ -8,7 +8,6 @@ import (
 )
 
 func TestList(t *testing.T) {
-	needFleets(t)
 	tests := []struct {
 		name     string
 		args     []string
@@ -27,34 +26,47 @@ func TestList(t *testing.T) {
 		{name: "faults-yaml", args: []string{"list", "aws", "-o", "yaml"}, faults: true, wantCode: 3},
 	}
 	for _, tt := range tests {
+		spec := "demo"
+		if tt.faults {
+			spec = "faults"
+		}
 		t.Run(tt.name, func(t *testing.T) {
-			f := demoFleet.get(t)
-			if tt.faults {
-				f = faultsFleet.get(t)
+			for _, f := range onBoth(spec) {
+				t.Run(f.name, func(t *testing.T) {
+					f := f.begin(t)
+					r := f.run(t, append(tt.args, "--color", "never")...)
+					if r.code != tt.wantCode {
+						t.Errorf("exit %d, want %d; stderr %s", r.code, tt.wantCode, r.stderr)
+					}
+					golden.Assert(t, "list/"+tt.name, scrub(r.stdout))
+				})
 			}
-			r := onFleet(t, f, append(tt.args, "--color", "never")...)
-			if r.code != tt.wantCode {
-				t.Errorf("exit %d, want %d; stderr %s", r.code, tt.wantCode, r.stderr)
-			}
-			golden.Assert(t, "list/"+tt.name, scrub(r.stdout))
 		})
 	}
 }
 
 func TestListSaysWhenNothingMatches(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, demoFleet.get(t), "list", "-l", "env=nowhere")
-	if r.code != 0 || r.stdout != "" || r.stderr != "No clusters found.\n" {
-		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "list", "-l", "env=nowhere")
+			if r.code != 0 || r.stdout != "" || r.stderr != "No clusters found.\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
 
 func TestListRefusesUnknownEnvironments(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, demoFleet.get(t), "list", "--env", "gcp")
-	want := "error: no environment \"gcp\": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)\n"
-	if r.code != 1 || r.stderr != want {
-		t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "list", "--env", "gcp")
+			want := "error: no environment \"gcp\": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)\n"
+			if r.code != 1 || r.stderr != want {
+				t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
+			}
+		})
 	}
 }
 
@@ -76,26 +88,30 @@ func TestListFlagErrors(t *testing.T) {
 }
 
 func TestCompletePaths(t *testing.T) {
-	needFleets(t)
-	tests := []struct {
-		typed string
-		want  string
-	}{
-		{"", "aws\nazure\n"},
-		{"az", "azure\n"},
-		{"aws/", "aws/team-a\naws/team-b\naws/team-c\n"},
-		{"aws/team-b", "aws/team-b\n"},
-		{"nowhere/", ""},
-	}
-	for _, tt := range tests {
-		r := onFleet(t, demoFleet.get(t), "__complete", "get-kubeconfig", tt.typed)
-		got, directive, _ := strings.Cut(r.stdout, ":")
-		if directive != "6\n" {
-			t.Errorf("%q: directive %q, want 6 (no space, no files)", tt.typed, directive)
-		}
-		if got != tt.want && !sameLines(got, tt.want) {
-			t.Errorf("%q: completions %q, want %q", tt.typed, got, tt.want)
-		}
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			tests := []struct {
+				typed string
+				want  string
+			}{
+				{"", "aws\nazure\n"},
+				{"az", "azure\n"},
+				{"aws/", "aws/team-a\naws/team-b\naws/team-c\n"},
+				{"aws/team-b", "aws/team-b\n"},
+				{"nowhere/", ""},
+			}
+			for _, tt := range tests {
+				r := f.run(t, "__complete", "get-kubeconfig", tt.typed)
+				got, directive, _ := strings.Cut(r.stdout, ":")
+				if directive != "6\n" {
+					t.Errorf("%q: directive %q, want 6 (no space, no files)", tt.typed, directive)
+				}
+				if got != tt.want && !sameLines(got, tt.want) {
+					t.Errorf("%q: completions %q, want %q", tt.typed, got, tt.want)
+				}
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -96,10 +97,13 @@ func (s *sharedFleet) started() *sandbox.Fleet {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
-		os.Exit(m.Run())
+		code := m.Run()
+		stopInMemory()
+		os.Exit(code)
 	}
 	ctrllog.SetLogger(logr.Discard())
 	code, err := runWithFleets(m)
+	stopInMemory()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
@@ -173,8 +177,14 @@ type result struct {
 // run executes kubectl fleet in-process, as main does, with args.
 func run(t *testing.T, args ...string) result {
 	t.Helper()
+	return runWith(t, cmd.Deps{}, args...)
+}
+
+// runWith executes kubectl fleet in-process with deps and args.
+func runWith(t *testing.T, deps cmd.Deps, args ...string) result {
+	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	code := cmd.Execute(context.Background(), streams, args)
+	code := cmd.Execute(context.Background(), streams, args, deps)
 	return result{stdout: out.String(), stderr: errOut.String(), code: code}
 }
 
@@ -195,6 +205,159 @@ func onFleet(t *testing.T, f *sandbox.Fleet, args ...string) result {
 	return run(t, append([]string{"--kubeconfig", f.Kubeconfig}, args...)...)
 }
 
+// memFleets are the in-memory fleets of testdata/fleets/NAME.yaml
+// (sandbox.StartInMemory), by name: each built once, by the first test
+// that needs it, and only read by the tests, so that they may run in
+// parallel and in any order.
+var memFleets = struct {
+	sync.Mutex
+	byName map[string]*memFleet
+}{byName: map[string]*memFleet{}}
+
+type memFleet struct {
+	once  sync.Once
+	fleet *sandbox.Fleet
+	err   error
+}
+
+// inMemory is the in-memory fleet of spec name; it needs no apiserver and
+// runs under -short.
+func inMemory(tb testing.TB, name string) *sandbox.Fleet {
+	tb.Helper()
+	memFleets.Lock()
+	m := memFleets.byName[name]
+	if m == nil {
+		m = &memFleet{}
+		memFleets.byName[name] = m
+	}
+	memFleets.Unlock()
+	m.once.Do(func() {
+		root, err := sandbox.CheckoutRoot()
+		if err != nil {
+			m.err = err
+			return
+		}
+		f, err := sandbox.StartInMemoryFile(context.Background(), root+"/testdata/fleets/"+name+".yaml", "")
+		memFleets.Lock() // scrub reads the fleets under the lock
+		m.fleet, m.err = f, err
+		memFleets.Unlock()
+	})
+	if m.err != nil {
+		tb.Fatalf("in-memory fleet %s: %v", name, m.err)
+	}
+	return m.fleet
+}
+
+// ownInMemory is a new in-memory fleet of spec name for test alone, which
+// may write to it; removed when test ends.
+func ownInMemory(t *testing.T, name string) target {
+	t.Helper()
+	root, err := sandbox.CheckoutRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sandbox.StartInMemoryFile(t.Context(), root+"/testdata/fleets/"+name+".yaml", t.TempDir())
+	if err != nil {
+		t.Fatalf("in-memory fleet %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	return target{name: "inmemory", fleet: f, deps: cmd.Deps{Dial: f.Dial}}
+}
+
+// stopInMemory removes the files of the in-memory fleets.
+func stopInMemory() {
+	memFleets.Lock()
+	defer memFleets.Unlock()
+	for name, m := range memFleets.byName {
+		if m.fleet != nil {
+			if err := m.fleet.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "warning: in-memory fleet %s: %v\n", name, err)
+			}
+		}
+		delete(memFleets.byName, name)
+	}
+}
+
+// target is a fleet a test runs commands against, in memory or on
+// apiservers: what onBoth and its kin return, one subtest each. begin
+// readies it in its subtest.
+type target struct {
+	// name names the subtest: inmemory or apiservers.
+	name  string
+	fleet *sandbox.Fleet
+	deps  cmd.Deps
+
+	spec     string // the fleet's spec, for begin
+	parallel bool   // the subtest runs in parallel
+	own      bool   // a fleet of the subtest's own (it writes)
+	shared   bool   // the spec's shared fleet of apiservers
+}
+
+// onApiservers is the target of a fleet of apiservers.
+func onApiservers(f *sandbox.Fleet) target { return target{name: "apiservers", fleet: f} }
+
+// onBoth are the targets of spec name a test that only reads runs
+// against, each as a subtest (t.Run(f.name, …), then f.begin): its
+// in-memory fleet, in parallel with other tests, and, without -short, its
+// apiservers. What the test asserts, a golden file included, holds for
+// both: that is what makes a spec mean the same thing to both.
+func onBoth(name string) []target { return targets(name, true, false) }
+
+// onBothInTurn is onBoth for a test that sets the process's environment
+// (t.Setenv), which must not run in parallel with others.
+func onBothInTurn(name string) []target { return targets(name, false, false) }
+
+// onBothWriting is onBoth for a test that writes to the fleet: in memory
+// it gets a fleet of its own (ownInMemory); on apiservers, the shared
+// one, whose state it must restore.
+func onBothWriting(name string) []target { return targets(name, true, true) }
+
+func targets(name string, parallel, own bool) []target {
+	out := []target{{name: "inmemory", spec: name, parallel: parallel, own: own}}
+	if !testing.Short() {
+		out = append(out, target{name: "apiservers", spec: name, shared: true})
+	}
+	return out
+}
+
+// begin readies the target in its subtest t: waits for or builds its
+// fleet, and runs t in parallel where the target says.
+func (tg target) begin(t *testing.T) target {
+	t.Helper()
+	if tg.parallel {
+		t.Parallel()
+	}
+	switch {
+	case tg.shared:
+		tg.fleet = sharedByName(t, tg.spec).get(t)
+	case tg.own:
+		own := ownInMemory(t, tg.spec)
+		tg.fleet, tg.deps = own.fleet, own.deps
+	case tg.fleet == nil:
+		tg.fleet = inMemory(t, tg.spec)
+		tg.deps = cmd.Deps{Dial: tg.fleet.Dial}
+	}
+	return tg
+}
+
+// run executes kubectl fleet against the root cluster of the target.
+func (tg target) run(t *testing.T, args ...string) result {
+	t.Helper()
+	return runWith(t, tg.deps, append([]string{"--kubeconfig", tg.fleet.Kubeconfig}, args...)...)
+}
+
+// sharedByName is the shared fleet of spec name.
+func sharedByName(tb testing.TB, name string) *sharedFleet {
+	tb.Helper()
+	for _, s := range sharedFleets {
+		if s.name == name {
+			return s
+		}
+	}
+	tb.Fatalf("no shared fleet %s", name)
+	return nil
+}
+
 var (
 	portRE     = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 	durationRE = regexp.MustCompile(`(?m) in [0-9.]+(ns|µs|ms|s)$`)
@@ -208,6 +371,13 @@ func scrub(s string) []byte {
 			s = strings.ReplaceAll(s, f.Dir, "SANDBOX")
 		}
 	}
+	memFleets.Lock()
+	for _, m := range memFleets.byName {
+		if m.fleet != nil {
+			s = strings.ReplaceAll(s, m.fleet.Dir, "SANDBOX")
+		}
+	}
+	memFleets.Unlock()
 	s = durationRE.ReplaceAllString(s, " in DURATION")
 	return []byte(portRE.ReplaceAllString(s, "127.0.0.1:PORT"))
 }
@@ -224,4 +394,50 @@ func writeKubeconfig(t *testing.T, server string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// runWithin runs kubectl fleet as run does, and fails if it is still
+// running after limit (the command goes on in the background).
+func runWithin(t *testing.T, limit time.Duration, args ...string) (result, error) {
+	t.Helper()
+	return runWithinWith(t, cmd.Deps{}, limit, args...)
+}
+
+// runWithinWith is runWithin, reaching clusters with deps.
+func runWithinWith(t *testing.T, deps cmd.Deps, limit time.Duration, args ...string) (result, error) {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- runWith(t, deps, args...) }()
+	select {
+	case r := <-done:
+		return r, nil
+	case <-time.After(limit):
+		return result{}, fmt.Errorf("%v is still running after %s", args, limit)
+	}
+}
+
+// runAtOnce runs every command of argLists at once, each bounded by limit,
+// and returns their results in order. A suite whose commands each wait out
+// a timeout runs them so rather than as parallel subtests: go test runs at
+// most GOMAXPROCS parallel subtests at a time, which on two cores made a
+// minute of twelve 15-second waits.
+func runAtOnce(t *testing.T, limit time.Duration, argLists [][]string) []result {
+	t.Helper()
+	return runAtOnceWith(t, cmd.Deps{}, limit, argLists)
+}
+
+// runAtOnceWith is runAtOnce, reaching clusters with deps.
+func runAtOnceWith(t *testing.T, deps cmd.Deps, limit time.Duration, argLists [][]string) []result {
+	t.Helper()
+	results := make([]result, len(argLists))
+	errs := make([]error, len(argLists))
+	var wg sync.WaitGroup
+	for i, args := range argLists {
+		wg.Go(func() { results[i], errs[i] = runWithinWith(t, deps, limit, args...) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return results
 }

@@ -279,7 +279,7 @@ func TestRealDriftOfAHelmReleaseHelmControllerMarks(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("reconcile: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		rep, _ := driftReport(t, f, "aws")
+		rep, _ := driftReport(t, onApiservers(f), "aws")
 		var out []string
 		for _, s := range found(rep) {
 			if strings.Contains(s, string(drift.HelmDrift)) {
@@ -293,7 +293,7 @@ func TestRealDriftOfAHelmReleaseHelmControllerMarks(t *testing.T) {
 	if got, want := findings(), []string{"aws helm-drift HelmRelease flux-system/team-b"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("after scaling team-b-md-0 by hand: %v, want %v", got, want)
 	}
-	rep, _ := driftReport(t, f, "aws")
+	rep, _ := driftReport(t, onApiservers(f), "aws")
 	for _, fd := range rep.Findings {
 		if fd.Kind == drift.HelmDrift && !strings.Contains(fd.Message, "MachineDeployment/tenants/team-b-md-0") {
 			t.Errorf("the finding's message does not name the object that drifted: %q", fd.Message)

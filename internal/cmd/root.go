@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -65,17 +66,28 @@ type RootOptions struct {
 	Name string
 
 	requests *kube.RequestLog
+	deps     Deps
 }
 
-// NewCmdRoot builds the kubectl fleet command tree.
-func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
-	root, _ := newCmdRoot(streams)
+// Deps are what the commands reach clusters with. The zero value is the
+// network, which main uses; tests pass an in-memory fleet's.
+type Deps struct {
+	// Dial, when set, reaches every cluster instead of the network
+	// (kube.Options.Dial).
+	Dial func(cfg *rest.Config) (*kube.Dialled, error)
+}
+
+// NewCmdRoot builds the kubectl fleet command tree, reaching clusters
+// with deps.
+func NewCmdRoot(streams genericiooptions.IOStreams, deps Deps) *cobra.Command {
+	root, _ := newCmdRoot(streams, deps)
 	return root
 }
 
-func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *RootOptions) {
+func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, *RootOptions) {
 	binary, name := invokedAs(os.Args[0])
 	o := &RootOptions{
+		deps:        deps,
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
 		Color:       colorAuto,
@@ -173,10 +185,11 @@ func addKlogVerbosity(cmd *cobra.Command) {
 	cmd.PersistentFlags().AddGoFlag(fs.Lookup("v"))
 }
 
-// Execute runs the command line args and returns the process exit code,
-// printing any error once on streams.ErrOut.
-func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
-	root, o := newCmdRoot(streams)
+// Execute runs the command line args, reaching clusters with deps, and
+// returns the process exit code, printing any error once on
+// streams.ErrOut.
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string, deps Deps) int {
+	root, o := newCmdRoot(streams, deps)
 	// klog's verbosity is the process's: Execute leaves it as it found it,
 	// so that a -v of one run does not log every request of the next one
 	// in the same process (the tests run many).

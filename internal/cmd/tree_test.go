@@ -16,24 +16,32 @@ import (
 )
 
 func TestTreeDrawsTheDemoFleet(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, demoFleet.get(t), "tree", "--color", "never")
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "tree", "--color", "never")
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
+			}
+			golden.Assert(t, "tree/demo", scrub(r.stdout))
+		})
 	}
-	golden.Assert(t, "tree/demo", scrub(r.stdout))
 }
 
 func TestTreeDrawsEveryFault(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, faultsFleet.get(t), "tree", "--color", "never")
-	if r.code != 3 {
-		t.Errorf("exit %d, want 3 (partial)", r.code)
+	for _, f := range onBoth("faults") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "tree", "--color", "never")
+			if r.code != 3 {
+				t.Errorf("exit %d, want 3 (partial)", r.code)
+			}
+			if want := "error: 7 of 11 clusters could not be read completely; see their errors above\n"; r.stderr != want {
+				t.Errorf("stderr = %q, want %q", r.stderr, want)
+			}
+			golden.Assert(t, "tree/faults", scrub(r.stdout))
+		})
 	}
-	if want := "error: 7 of 11 clusters could not be read completely; see their errors above\n"; r.stderr != want {
-		t.Errorf("stderr = %q, want %q", r.stderr, want)
-	}
-	golden.Assert(t, "tree/faults", scrub(r.stdout))
 }
 
 // fleetNode is the part of the -o json document these tests read.
@@ -70,86 +78,97 @@ func treeJSON(t *testing.T, r result) map[string]*fleetNode {
 }
 
 func TestTreeReportsEachFaultOnItsNode(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, faultsFleet.get(t), "tree", "-o", "json")
-	if r.code != 3 {
-		t.Fatalf("exit %d, want 3; stderr %s", r.code, r.stderr)
-	}
-	nodes := treeJSON(t, r)
-	tests := []struct {
-		fault, path string
-		want        []string
-	}{
-		{sandbox.KubeconfigMissing, "no-secret", []string{"secret faults/no-secret-kubeconfig not found"}},
-		{sandbox.KubeconfigGarbage, "garbage", []string{`secret faults/garbage-kubeconfig, key "value": field data.value: is not a valid kubeconfig`}},
-		{sandbox.KubeconfigExec, "exec", []string{`secret faults/exec-kubeconfig, key "value": field users[exec-admin].exec: is an exec credential plugin`}},
-		{sandbox.KubeconfigTokenFile, "tokenfile", []string{`secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`}},
-		{sandbox.KubeconfigUnreachable, "aws/staging:team-a", []string{"cannot reach https://127.0.0.1:", "connection refused"}},
-		{sandbox.KubeconfigForbidden, "forbidden", []string{`User "fleet-no-rights" cannot list resource "clusters"`}},
-		{sandbox.KubeconfigCycle, "loop", []string{"cycle: the kubeconfig leads back to the root cluster; not followed"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.fault, func(t *testing.T) {
-			n := nodes[tt.path]
-			if n == nil {
-				t.Fatalf("no node %q in the tree", tt.path)
+	for _, f := range onBoth("faults") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "tree", "-o", "json")
+			if r.code != 3 {
+				t.Fatalf("exit %d, want 3; stderr %s", r.code, r.stderr)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(n.Error, w) {
-					t.Errorf("error of %s = %q, want it to contain %q", tt.path, n.Error, w)
+			nodes := treeJSON(t, r)
+			tests := []struct {
+				fault, path string
+				want        []string
+			}{
+				{sandbox.KubeconfigMissing, "no-secret", []string{"secret faults/no-secret-kubeconfig not found"}},
+				{sandbox.KubeconfigGarbage, "garbage", []string{`secret faults/garbage-kubeconfig, key "value": field data.value: is not a valid kubeconfig`}},
+				{sandbox.KubeconfigExec, "exec", []string{`secret faults/exec-kubeconfig, key "value": field users[exec-admin].exec: is an exec credential plugin`}},
+				{sandbox.KubeconfigTokenFile, "tokenfile", []string{`secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile: is a local file path`}},
+				{sandbox.KubeconfigUnreachable, "aws/staging:team-a", []string{"cannot reach https://127.0.0.1:", "connection refused"}},
+				{sandbox.KubeconfigForbidden, "forbidden", []string{`User "fleet-no-rights" cannot list resource "clusters"`}},
+				{sandbox.KubeconfigCycle, "loop", []string{"cycle: the kubeconfig leads back to the root cluster; not followed"}},
+			}
+			for _, tt := range tests {
+				t.Run(tt.fault, func(t *testing.T) {
+					n := nodes[tt.path]
+					if n == nil {
+						t.Fatalf("no node %q in the tree", tt.path)
+					}
+					for _, w := range tt.want {
+						if !strings.Contains(n.Error, w) {
+							t.Errorf("error of %s = %q, want it to contain %q", tt.path, n.Error, w)
+						}
+					}
+					if len(n.Children) != 0 || string(n.Flux) != "null" {
+						t.Errorf("%s has %d children and flux %s; a cluster that was not read has neither", tt.path, len(n.Children), n.Flux)
+					}
+					// The Cluster object in the parent was still read.
+					if n.Provider == "" || n.Version == "" || n.Phase == "" {
+						t.Errorf("%s lost what its Cluster object says: %+v", tt.path, n)
+					}
+				})
+			}
+			if loop := nodes["loop"]; loop.CycleOf == nil || *loop.CycleOf != "" {
+				t.Errorf("loop cycleOf = %v, want the root's path \"\"", loop.CycleOf)
+			}
+			for _, path := range []string{"", "aws", "aws/tenants:team-a"} {
+				if n := nodes[path]; n == nil || n.Error != "" || n.LiveVersion != "v1.36.3" {
+					t.Errorf("healthy cluster %q = %+v, want it read with its live version", path, n)
 				}
 			}
-			if len(n.Children) != 0 || string(n.Flux) != "null" {
-				t.Errorf("%s has %d children and flux %s; a cluster that was not read has neither", tt.path, len(n.Children), n.Flux)
-			}
-			// The Cluster object in the parent was still read.
-			if n.Provider == "" || n.Version == "" || n.Phase == "" {
-				t.Errorf("%s lost what its Cluster object says: %+v", tt.path, n)
-			}
 		})
-	}
-	if loop := nodes["loop"]; loop.CycleOf == nil || *loop.CycleOf != "" {
-		t.Errorf("loop cycleOf = %v, want the root's path \"\"", loop.CycleOf)
-	}
-	for _, path := range []string{"", "aws", "aws/tenants:team-a"} {
-		if n := nodes[path]; n == nil || n.Error != "" || n.LiveVersion != "v1.36.3" {
-			t.Errorf("healthy cluster %q = %+v, want it read with its live version", path, n)
-		}
 	}
 }
 
 func TestTreeJSONHasTheDocumentedFields(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, demoFleet.get(t), "tree", "-o", "json")
-	var root map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &root); err != nil {
-		t.Fatal(err)
-	}
-	var check func(n map[string]any)
-	check = func(n map[string]any) {
-		for _, f := range []string{"name", "namespace", "path", "provider", "version", "phase", "error", "flux", "children"} {
-			if _, ok := n[f]; !ok {
-				t.Errorf("node %v has no field %q", n["path"], f)
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "tree", "-o", "json")
+			var root map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &root); err != nil {
+				t.Fatal(err)
 			}
-		}
-		for _, c := range n["children"].([]any) {
-			check(c.(map[string]any))
-		}
+			var check func(n map[string]any)
+			check = func(n map[string]any) {
+				for _, f := range []string{"name", "namespace", "path", "provider", "version", "phase", "error", "flux", "children"} {
+					if _, ok := n[f]; !ok {
+						t.Errorf("node %v has no field %q", n["path"], f)
+					}
+				}
+				for _, c := range n["children"].([]any) {
+					check(c.(map[string]any))
+				}
+			}
+			check(root)
+		})
 	}
-	check(root)
 }
 
 func TestTreeYAML(t *testing.T) {
-	needFleets(t)
-	r := onFleet(t, demoFleet.get(t), "tree", "aws/team-b", "-o", "yaml")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			r := f.run(t, "tree", "aws/team-b", "-o", "yaml")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			golden.Assert(t, "tree/team-b.yaml", scrub(r.stdout))
+		})
 	}
-	golden.Assert(t, "tree/team-b.yaml", scrub(r.stdout))
 }
 
 func TestTreeNarrowsToPathAndDepth(t *testing.T) {
-	needFleets(t)
 	tests := []struct {
 		name      string
 		faults    bool
@@ -166,30 +185,34 @@ func TestTreeNarrowsToPathAndDepth(t *testing.T) {
 		{"three levels down", true, []string{"aws/tenants:team-a/edge"}, []string{"aws/tenants:team-a/edge"}},
 	}
 	for _, tt := range tests {
+		spec := "demo"
+		if tt.faults {
+			spec = "faults"
+		}
 		t.Run(tt.name, func(t *testing.T) {
-			f := demoFleet.get(t)
-			if tt.faults {
-				f = faultsFleet.get(t)
-			}
-			r := onFleet(t, f, append([]string{"tree", "-o", "json"}, tt.args...)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
-			}
-			nodes := treeJSON(t, r)
-			if len(nodes) != len(tt.wantPaths) {
-				t.Errorf("got %d nodes, want %v", len(nodes), tt.wantPaths)
-			}
-			for _, p := range tt.wantPaths {
-				if nodes[p] == nil {
-					t.Errorf("no node %q", p)
-				}
+			for _, f := range onBoth(spec) {
+				t.Run(f.name, func(t *testing.T) {
+					f := f.begin(t)
+					r := f.run(t, append([]string{"tree", "-o", "json"}, tt.args...)...)
+					if r.code != 0 {
+						t.Fatalf("exit %d: %s", r.code, r.stderr)
+					}
+					nodes := treeJSON(t, r)
+					if len(nodes) != len(tt.wantPaths) {
+						t.Errorf("got %d nodes, want %v", len(nodes), tt.wantPaths)
+					}
+					for _, p := range tt.wantPaths {
+						if nodes[p] == nil {
+							t.Errorf("no node %q", p)
+						}
+					}
+				})
 			}
 		})
 	}
 }
 
 func TestTreeRefusesPathsThatNameNoCluster(t *testing.T) {
-	needFleets(t)
 	tests := []struct {
 		name, path, want string
 	}{
@@ -198,17 +221,29 @@ func TestTreeRefusesPathsThatNameNoCluster(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := onFleet(t, demoFleet.get(t), "tree", tt.path)
-			if r.code != 1 || r.stdout != "" || r.stderr != tt.want {
-				t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", r.code, r.stdout, r.stderr, tt.want)
+			for _, f := range onBoth("demo") {
+				t.Run(f.name, func(t *testing.T) {
+					f := f.begin(t)
+					r := f.run(t, "tree", tt.path)
+					if r.code != 1 || r.stdout != "" || r.stderr != tt.want {
+						t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", r.code, r.stdout, r.stderr, tt.want)
+					}
+				})
 			}
 		})
 	}
-	r := onFleet(t, faultsFleet.get(t), "tree", "aws/team-a")
-	want := `error: path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a` + "\n"
-	if r.code != 1 || r.stderr != want {
-		t.Errorf("ambiguous: exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
-	}
+	t.Run("ambiguous", func(t *testing.T) {
+		for _, f := range onBoth("faults") {
+			t.Run(f.name, func(t *testing.T) {
+				f := f.begin(t)
+				r := f.run(t, "tree", "aws/team-a")
+				want := `error: path "aws/team-a" is ambiguous: "team-a" names clusters in several namespaces of aws; use one of: aws/staging:team-a, aws/tenants:team-a` + "\n"
+				if r.code != 1 || r.stderr != want {
+					t.Errorf("ambiguous: exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
+				}
+			})
+		}
+	})
 }
 
 // watchOpens reports every open or read of the files from now on, with inotify.

@@ -59,7 +59,7 @@ func TestProgressAndConfirmationOnATerminal(t *testing.T) {
 	streams := genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty}
 	done := make(chan int, 1)
 	go func() {
-		done <- cmd.Execute(context.Background(), streams, []string{"--kubeconfig", fluxFleet.get(t).Kubeconfig, "reconcile", "--kind", "gitrepository", "--level", "root,master"})
+		done <- cmd.Execute(context.Background(), streams, []string{"--kubeconfig", fluxFleet.get(t).Kubeconfig, "reconcile", "--kind", "gitrepository", "--level", "root,master"}, cmd.Deps{})
 	}()
 	question := readUntil(t, pty, "Continue? [y/N] ")
 	if !strings.Contains(question, "This will reconcile 3 Flux objects on 3 clusters, the whole fleet (no PATH or --env). Continue? [y/N] ") {
@@ -92,7 +92,7 @@ func TestConfirmationAnsweredNoChangesNothing(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- cmd.Execute(context.Background(), genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty},
-			[]string{"--kubeconfig", fluxFleet.get(t).Kubeconfig, "suspend", "--kind", "ks"})
+			[]string{"--kubeconfig", fluxFleet.get(t).Kubeconfig, "suspend", "--kind", "ks"}, cmd.Deps{})
 	}()
 	readUntil(t, pty, "Continue? [y/N] ")
 	if _, err := pty.WriteString("\n"); err != nil {
@@ -122,7 +122,7 @@ func TestWalkProgressOnATerminal(t *testing.T) {
 	go func() {
 		// One cluster at a time, 20ms per round trip: about two seconds.
 		done <- cmd.Execute(context.Background(), genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty},
-			[]string{"--kubeconfig", scaleFleet.get(t).Kubeconfig, "list", "-o", "name", "--concurrency", "1"})
+			[]string{"--kubeconfig", scaleFleet.get(t).Kubeconfig, "list", "-o", "name", "--concurrency", "1"}, cmd.Deps{})
 	}()
 	shown := readUntil(t, pty, " clusters read, ")
 	if !strings.Contains(shown, "\r\x1b[Kwalking the fleet: ") {

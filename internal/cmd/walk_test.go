@@ -168,32 +168,36 @@ func TestCompletionReadsOnlyThePath(t *testing.T) {
 // once: one at a time, or all 25 of the scale fleet (and far more slots
 // than clusters).
 func TestWalkIsTheSameAtAnyConcurrency(t *testing.T) {
-	needFleets(t)
-	var first result
-	for i, c := range []string{"1", "2000"} {
-		r := onFleet(t, scaleFleet.get(t), "tree", "-o", "json", "--concurrency", c)
-		if r.code != 3 {
-			t.Fatalf("--concurrency %s: exit %d, want 3 (the unreachable tenants); stderr %s", c, r.code, r.stderr)
-		}
-		if want := "error: 2 of 25 clusters could not be read completely; see their errors above\n"; r.stderr != want {
-			t.Errorf("--concurrency %s: stderr %q, want %q", c, r.stderr, want)
-		}
-		if i == 0 {
-			first = r
-			continue
-		}
-		if r.stdout != first.stdout {
-			t.Errorf("--concurrency 1 and %s drew different fleets", c)
-		}
-	}
-	nodes := treeJSON(t, first)
-	if len(nodes) != 25 {
-		t.Errorf("walked %d clusters, want 25", len(nodes))
-	}
-	for path, n := range nodes {
-		if n.Error != "" && !strings.HasSuffix(path, "/gone") {
-			t.Errorf("%s failed: %s", path, n.Error)
-		}
+	for _, f := range onBoth("scale") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			var first result
+			for i, c := range []string{"1", "2000"} {
+				r := f.run(t, "tree", "-o", "json", "--concurrency", c)
+				if r.code != 3 {
+					t.Fatalf("--concurrency %s: exit %d, want 3 (the unreachable tenants); stderr %s", c, r.code, r.stderr)
+				}
+				if want := "error: 2 of 25 clusters could not be read completely; see their errors above\n"; r.stderr != want {
+					t.Errorf("--concurrency %s: stderr %q, want %q", c, r.stderr, want)
+				}
+				if i == 0 {
+					first = r
+					continue
+				}
+				if r.stdout != first.stdout {
+					t.Errorf("--concurrency 1 and %s drew different fleets", c)
+				}
+			}
+			nodes := treeJSON(t, first)
+			if len(nodes) != 25 {
+				t.Errorf("walked %d clusters, want 25", len(nodes))
+			}
+			for path, n := range nodes {
+				if n.Error != "" && !strings.HasSuffix(path, "/gone") {
+					t.Errorf("%s failed: %s", path, n.Error)
+				}
+			}
+		})
 	}
 }
 

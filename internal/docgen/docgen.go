@@ -19,7 +19,7 @@ import (
 
 // Generate writes the reference pages into dir, replacing what was there.
 func Generate(dir string) error {
-	root := cmd.NewCmdRoot(genericiooptions.NewTestIOStreamsDiscard())
+	root := cmd.NewCmdRoot(genericiooptions.NewTestIOStreamsDiscard(), cmd.Deps{})
 	home, _ := os.UserHomeDir()
 	prepare(root, home)
 	if err := os.RemoveAll(dir); err != nil {

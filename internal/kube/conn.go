@@ -69,6 +69,22 @@ type Options struct {
 	// fails its request (ErrResponseTooLarge). Zero is
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// Dial, when set, reaches a cluster instead of the network: the tests'
+	// in-memory fleets (package sandbox). Connect hands it the config as
+	// the kubeconfig and the policy made it; the connection then reads
+	// through the client it returns, and makes no request of its own.
+	Dial func(cfg *rest.Config) (*Dialled, error)
+}
+
+// Dialled is a cluster reached by Options.Dial: what a connection reads of
+// it, with no network between.
+type Dialled struct {
+	// Client reads and writes the cluster; its errors are the cluster's
+	// answers, a refused connection included (a *url.Error, as the
+	// network's client returns it).
+	Client client.Client
+	// Version is the gitVersion the cluster reports on /version.
+	Version func(ctx context.Context) (string, error)
 }
 
 // DefaultMaxResponseBytes bounds a response body unless Options say
@@ -111,6 +127,13 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	// limit sized for one cluster would serialise them. The apiserver's own
 	// priority and fairness protects it.
 	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
+	if c.opts.Dial != nil {
+		d, err := c.opts.Dial(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &Conn{cfg: cfg, client: d.Client, version: d.Version, scheme: c.scheme, unserved: map[schema.GroupVersionKind]bool{}}, nil
+	}
 	// A Proxy function makes client-go build a transport for this
 	// connection alone, instead of sharing one from its global cache with
 	// every config of the same TLS settings: each cluster gets its own
@@ -169,6 +192,8 @@ type Conn struct {
 	http   *http.Client
 	scheme *runtime.Scheme
 	mapper apimeta.RESTMapper
+	// version answers ServerVersion for a dialled connection (Options.Dial).
+	version func(ctx context.Context) (string, error)
 
 	mu       sync.Mutex
 	unserved map[schema.GroupVersionKind]bool
@@ -414,6 +439,12 @@ func (c *Conn) Endpoint() string {
 
 // ServerVersion returns the gitVersion the apiserver reports on /version.
 func (c *Conn) ServerVersion(ctx context.Context) (string, error) {
+	switch {
+	case c.version != nil:
+		return c.version(ctx)
+	case c.rest == nil:
+		return "", fmt.Errorf("failed to read /version of %s: a connection around a client alone has no server to ask", RedactURL(c.cfg.Host))
+	}
 	body, err := c.rest.Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
 		return "", fmt.Errorf("failed to read /version of %s: %w", RedactURL(c.cfg.Host), err)

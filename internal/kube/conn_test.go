@@ -12,16 +12,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 )
@@ -348,5 +351,55 @@ func TestIdentityWithoutAUID(t *testing.T) {
 				t.Errorf("Identity() = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// A dialled connection (Options.Dial) reads through the client the dialler
+// returns, reports the dialler's version, knows the config it was given,
+// and cannot watch: there is no apiserver to stream from.
+func TestDialledConnection(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ks := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "5678"}}
+	var dialled *rest.Config
+	dial := func(cfg *rest.Config) (*kube.Dialled, error) {
+		dialled = cfg
+		return &kube.Dialled{
+			Client:  fake.NewClientBuilder().WithScheme(scheme).WithObjects(ks).Build(),
+			Version: func(context.Context) (string, error) { return "v1.36.3", nil },
+		}, nil
+	}
+	cfg := &rest.Config{Host: "https://127.0.0.1:1234", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("ca")}}
+	c, err := kube.NewConnector(scheme, kube.CoreAPIs(), kube.Options{UserAgent: "test", Dial: dial}).Connect(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dialled == nil || dialled.Host != cfg.Host || dialled.UserAgent != "test" {
+		t.Errorf("the dialler got %+v, want the config with the connector's user agent", dialled)
+	}
+	ctx := context.Background()
+	if id, err := c.Identity(ctx); err != nil || id != "uid:5678" {
+		t.Errorf("Identity = %q, %v; want the kube-system UID", id, err)
+	}
+	if v, err := c.ServerVersion(ctx); err != nil || v != "v1.36.3" {
+		t.Errorf("ServerVersion = %q, %v; want the dialler's", v, err)
+	}
+	if c.Host() != cfg.Host || c.Endpoint() == "" {
+		t.Errorf("Host %q, Endpoint %q", c.Host(), c.Endpoint())
+	}
+	list := &corev1.NamespaceList{}
+	if err := c.List(ctx, list); err != nil || len(list.Items) != 1 {
+		t.Errorf("List = %d namespaces, %v; want kube-system", len(list.Items), err)
+	}
+	select {
+	case <-c.Connected():
+	default:
+		t.Error("a dialled connection is not connected at once")
+	}
+	_, err = c.Watch(ctx, kube.Listing{GVK: corev1.SchemeGroupVersion.WithKind("Namespace")}, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "cannot watch https://127.0.0.1:1234") {
+		t.Errorf("Watch err = %v; want it refused, naming the server", err)
 	}
 }

@@ -95,7 +95,7 @@ func (c *Conn) Relist(ctx context.Context, l Listing) (json.RawMessage, Listing,
 // request is a GET of l's collection, with its selectors.
 func (c *Conn) request(l Listing) (*rest.Request, error) {
 	if c.rest == nil || c.mapper == nil {
-		return nil, errors.New("a connection around a client alone cannot watch")
+		return nil, fmt.Errorf("cannot watch %s: the connection has no apiserver to stream from (a client alone, or an in-memory cluster)", RedactURL(c.cfg.Host))
 	}
 	r, err := c.collection(l.GVK, l.Namespace)
 	if err != nil {

@@ -75,6 +75,9 @@ type Fleet struct {
 	// faults, not listening: held until Stop, so no one else takes them.
 	reserved   []int
 	reservedMu sync.Mutex
+	// mem holds the clusters of a fleet StartInMemory built; nil for a
+	// fleet of apiservers.
+	mem *memFleet
 }
 
 // Member is one cluster of a running fleet.
@@ -109,6 +112,8 @@ type server struct {
 	// cluster CAPI provisions (provision: capi); nil for the others, whose
 	// certificates are envtest's.
 	ca *clusterCA
+	// mem is the server of an in-memory fleet; env is then nil.
+	mem *memServer
 
 	// usersMu serialises AddUser: envtest's CA is not safe for concurrent use.
 	usersMu sync.Mutex
@@ -126,6 +131,9 @@ func (s *server) url() string {
 // addUser adds a user of the apiserver and returns its config, with the
 // URL that kubeconfigs name.
 func (s *server) addUser(user envtest.User) (*rest.Config, error) {
+	if s.mem != nil {
+		return s.mem.addUser(user)
+	}
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
 	u, err := s.env.AddUser(user, nil)
@@ -135,6 +143,15 @@ func (s *server) addUser(user envtest.User) (*rest.Config, error) {
 	cfg := u.Config()
 	cfg.Host = s.url()
 	return cfg, nil
+}
+
+// AddUser adds a user of the member's apiserver, in memory or not, and
+// returns its config, with the URL kubeconfigs name.
+func (m *Member) AddUser(user envtest.User) (*rest.Config, error) {
+	if m.server == nil {
+		return nil, fmt.Errorf("cluster %q has no apiserver", m.Path)
+	}
+	return m.server.addUser(user)
 }
 
 // Connections counts the network connections made to the member's
@@ -185,15 +202,9 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 2 * time.Minute
 	}
-	f := &Fleet{Spec: spec, Members: map[string]*Member{}, servers: map[string]*server{}, scheme: runtime.NewScheme()}
-	if err := errors.Join(clientgoscheme.AddToScheme(f.scheme), clusterv1.AddToScheme(f.scheme), kcpv1.AddToScheme(f.scheme), flux.AddToScheme(f.scheme), addOCMToScheme(f.scheme)); err != nil {
-		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
-	}
-	if f.Dir, err = filepath.Abs(opts.Dir); err != nil {
-		return nil, fmt.Errorf("failed to resolve %s: %w", opts.Dir, err)
-	}
-	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("failed to create the sandbox directory: %w", err)
+	f, err := newFleet(spec, opts.Dir)
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -226,16 +237,45 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	if err := f.startAllControllers(ctx, opts.Assets); err != nil {
 		return nil, err
 	}
-	root := f.Members[""]
-	data, err := kubeconfigFor(spec.Name, root.Config, nil)
-	if err != nil {
-		return nil, err
-	}
-	f.Kubeconfig = filepath.Join(f.Dir, KubeconfigFile)
-	if err := f.writeFile(KubeconfigFile, data, 0o600); err != nil {
+	if err := f.writeRootKubeconfig(); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// newScheme is the scheme of every kind the sandbox writes typed.
+func newScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(s), clusterv1.AddToScheme(s), kcpv1.AddToScheme(s), flux.AddToScheme(s), addOCMToScheme(s)); err != nil {
+		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
+	}
+	return s, nil
+}
+
+// newFleet is a fleet of spec with nothing started, its files kept in dir.
+func newFleet(spec *Spec, dir string) (*Fleet, error) {
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{Spec: spec, Members: map[string]*Member{}, servers: map[string]*server{}, scheme: scheme}
+	if f.Dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("failed to resolve %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("failed to create the sandbox directory: %w", err)
+	}
+	return f, nil
+}
+
+// writeRootKubeconfig writes the root cluster's admin kubeconfig.
+func (f *Fleet) writeRootKubeconfig() error {
+	data, err := kubeconfigFor(f.Spec.Name, f.Members[""].Config, nil)
+	if err != nil {
+		return err
+	}
+	f.Kubeconfig = filepath.Join(f.Dir, KubeconfigFile)
+	return f.writeFile(KubeconfigFile, data, 0o600)
 }
 
 // StartFile starts the fleet of the spec file at specPath with the binaries
@@ -547,13 +587,22 @@ func (f *Fleet) execPlugin() ([]byte, error) {
 	}
 	cred, err := json.Marshal(map[string]any{
 		"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-		"status": map[string]string{"clientCertificateData": string(user.CertData), "clientKeyData": string(user.KeyData)},
+		"status": execStatus(user),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return fmt.Appendf(nil, "#!/bin/sh\n# An exec credential plugin named by a kubeconfig in a Secret: kubectl fleet\n# must never run it unless --allow-exec lists it.\ntouch %q\ncat <<'JSON'\n%s\nJSON\n",
 		filepath.Join(f.Dir, ExecMarkerFile), cred), nil
+}
+
+// execStatus is the ExecCredential status that authenticates as cfg's
+// user: its client certificate, or the token of an in-memory cluster's.
+func execStatus(cfg *rest.Config) map[string]string {
+	if cfg.BearerToken != "" {
+		return map[string]string{"token": cfg.BearerToken}
+	}
+	return map[string]string{"clientCertificateData": string(cfg.CertData), "clientKeyData": string(cfg.KeyData)}
 }
 
 // ExecPluginPath is the exec credential plugin of "exec" faults and user kubeconfigs.
@@ -606,6 +655,9 @@ func (f *Fleet) faultKubeconfig(parent *server, child *ClusterSpec) ([]byte, err
 // a busy fleet later, a TLS answer where a refusal was expected), so a
 // connection to it is refused at once.
 func (f *Fleet) closedPort() (int, error) {
+	if f.mem != nil { // a port no in-memory cluster has is closed
+		return f.mem.port(), nil
+	}
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("failed to reserve a closed port: %w", err)
