@@ -21,7 +21,15 @@ var update = flag.Bool("update", false, "rewrite golden files with the current o
 // package, or rewrites the file under -update.
 func Assert(tb testing.TB, name string, got []byte) {
 	tb.Helper()
-	path := filepath.Join("testdata", name+".golden")
+	AssertFile(tb, name+".golden", got)
+}
+
+// AssertFile is Assert for a file named in full, extension included:
+// testdata/<file> of the calling package (e.g. frozen/demo/tree.json, which
+// editors and jq open as what it is).
+func AssertFile(tb testing.TB, file string, got []byte) {
+	tb.Helper()
+	path := filepath.Join("testdata", file)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			tb.Fatal(err)

@@ -1,0 +1,313 @@
+package cmd_test
+
+// TestFrozen freezes the -o json and -o yaml of every read-only command on
+// every shared fleet into testdata/frozen/FLEET/SLUG.{json,yaml}, byte for
+// byte after scrubFrozen, with each command's exit code: the safety net of
+// a redesign of the model (fleet.Node) that must not change them.
+// `go test -run TestFrozen -update ./internal/cmd/` rewrites them.
+//
+// Frozen, on each fleet (on the selection its frozenFleet says):
+//   - tree -o json, tree -o yaml, tree --drift -o json;
+//   - list -o json, list -o yaml, list --drift -o json, get clusters -o json;
+//   - drift -o json, drift -o yaml;
+//   - reconcile, suspend and resume --dry-run -o json (--all where the
+//     whole fleet is frozen; a dry run writes nothing);
+//   - describe PATH -o json: every master, a tenant, and the faulty
+//     clusters of the fleet.
+//
+// Left out:
+//   - get-kubeconfig: it has no -o; it prints the Secret's kubeconfig, whose
+//     certificates and keys the sandbox makes anew on every start.
+//   - exec: kubectl's output, prefixed; no JSON of kubectl fleet's own.
+//   - diff -o json: read-only (a server-side dry-run), but it needs a clone
+//     of a fleet's repository, and its report is fluxdiff's, not the
+//     model's; internal/cmd/diff_test.go checks it on the diff fleet.
+//   - --watch -o json: a stream until Ctrl-C (watch_test.go checks it).
+//   - version -o json: the build's, not a fleet's.
+//   - list -o wide and -o name, and the text views: not JSON or YAML (the
+//     tree, list, describe, drift and reconcile goldens have them).
+//   - reconcile, suspend and resume without --dry-run: they write.
+//   - On the flux fleet, everything but aws/team-a and aws/team-dead:
+//     flux_action_test.go, which runs before this file, suspends and
+//     resumes Kustomizations on aws and azure, so their generations depend
+//     on whether it ran (and azure's, status-only, is left generations
+//     ahead of its status: stalled for drift). aws/team-a is only asked to
+//     reconcile there, at a new commit: its revision moves, and
+//     scrubFrozen makes every commit COMMIT.
+//   - On the reliability fleet, the master bulk (5,000 Kustomizations: 37
+//     MB of goldens for the same object 5,000 times; faults_test.go counts
+//     them). Its commands run with --timeout 5s: slow (a minute per round
+//     trip) then always fails on the walk's deadline, "context deadline
+//     exceeded", never on client-go's 10 s TLS handshake timeout, which
+//     the default 10 s races with.
+//
+// The goldens are of the fleets as they start, and as the tests before
+// this file leave them (make test): a second run in one process (-count,
+// make test-stress) finds them as the tests after this file left them
+// (helm-controller's release revisions, generations moved on by watch and
+// real tests), and skips.
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
+)
+
+// frozenFleet is what TestFrozen runs on one shared fleet.
+type frozenFleet struct {
+	fleet *sharedFleet
+	// tree and selection are the arguments of tree, and of the other
+	// commands but describe, that select the clusters frozen (none: the
+	// whole fleet); flags are given to every command.
+	tree, selection, flags []string
+	// walk is the exit code of tree, list and get clusters; drift that of
+	// drift; action that of reconcile, suspend and resume --dry-run.
+	walk, drift, action int
+	// treeRead is true when tree's selection is read whole, where the
+	// others' is not: tree exits 0.
+	treeRead bool
+	// capi is true when CAPI's controllers run on the fleet, and name
+	// Machines and MachineSets (scrubFrozen).
+	capi     bool
+	describe []frozenDescribe
+	// settle waits until the fleet's controllers are done (nil: nothing
+	// to wait for).
+	settle func(t *testing.T)
+}
+
+type frozenDescribe struct {
+	path string
+	code int
+}
+
+// frozenCase is one command of TestFrozen: its arguments and exit code.
+type frozenCase struct {
+	args []string
+	code int
+}
+
+// cases are the commands f's goldens freeze.
+func (f frozenFleet) cases() []frozenCase {
+	args := func(cmd []string, sel []string, format string) []string {
+		a := append(append(append([]string{}, cmd...), sel...), f.flags...)
+		return append(a, "-o", format)
+	}
+	// A flux operation acts on the whole fleet with --all only, and its
+	// timeout per cluster is --cluster-timeout.
+	action := func(verb string) []string {
+		a := append([]string{verb}, f.selection...)
+		if len(f.selection) == 0 {
+			a = append(a, "--all")
+		}
+		a = append(a, "--dry-run")
+		for _, flag := range f.flags {
+			if flag == "--timeout" {
+				flag = "--cluster-timeout"
+			}
+			a = append(a, flag)
+		}
+		return append(a, "-o", "json")
+	}
+	tree := f.walk
+	if f.treeRead {
+		tree = 0
+	}
+	cs := []frozenCase{
+		{args([]string{"tree"}, f.tree, "json"), tree},
+		{args([]string{"tree"}, f.tree, "yaml"), tree},
+		{args([]string{"tree", "--drift"}, f.tree, "json"), tree},
+		{args([]string{"list"}, f.selection, "json"), f.walk},
+		{args([]string{"list"}, f.selection, "yaml"), f.walk},
+		{args([]string{"list", "--drift"}, f.selection, "json"), f.walk},
+		{args([]string{"get", "clusters"}, f.selection, "json"), f.walk},
+		{args([]string{"drift"}, f.selection, "json"), f.drift},
+		{args([]string{"drift"}, f.selection, "yaml"), f.drift},
+		{action("reconcile"), f.action},
+		{action("suspend"), f.action},
+		{action("resume"), f.action},
+	}
+	for _, d := range f.describe {
+		cs = append(cs, frozenCase{args([]string{"describe", d.path}, nil, "json"), d.code})
+	}
+	return cs
+}
+
+// slug names a case's golden file: its command and paths, "/" and ":" of
+// a path as "_", its flags without dashes or values (they are the
+// fleet's), and the output format as the extension: list aws/team-a
+// --drift -o json is list-aws_team-a-drift.json.
+func (c frozenCase) slug() string {
+	var words []string
+	ext := ""
+	for i := 0; i < len(c.args); i++ {
+		switch a := c.args[i]; {
+		case a == "-o":
+			ext = c.args[i+1]
+			i++
+		case a == "--env", a == "--timeout", a == "--cluster-timeout", a == "--all":
+			if a != "--all" {
+				i++
+			}
+		default:
+			words = append(words, strings.NewReplacer("/", "_", ":", "_").Replace(strings.TrimLeft(a, "-")))
+		}
+	}
+	return strings.Join(words, "-") + "." + ext
+}
+
+var frozenFleets = []frozenFleet{
+	{fleet: demoFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"azure", 0}, {"aws/team-a", 0}, {"aws/team-c", 0}}},
+	{fleet: faultsFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
+		{"aws", 0}, {"no-secret", 3}, {"garbage", 3}, {"exec", 3}, {"tokenfile", 3}, {"forbidden", 3}, {"loop", 3},
+		{"aws/tenants:team-a", 0}, {"aws/staging:team-a", 3},
+	}},
+	{
+		fleet: diffFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/team-a", 0}},
+		// tenants/team-a, which the repository puts on aws, is applied
+		// after the fleet is ready, and retried until its tenant is up.
+		settle: func(t *testing.T) { diffCheckout(t) },
+	},
+	{
+		fleet: fluxFleet, tree: []string{"aws/team-a"}, treeRead: true, selection: []string{"aws/team-a", "aws/team-dead"},
+		walk: 3, drift: 1, action: 3, describe: []frozenDescribe{{"aws/team-a", 0}, {"aws/team-dead", 3}},
+	},
+	{fleet: driftFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{{"aws", 0}, {"azure", 0}, {"azure/team-a", 0}, {"aws/drifty", 0}, {"aws/gone", 3}}},
+	{
+		fleet: reliabilityFleet, flags: []string{"--timeout", "5s"},
+		tree:      []string{"--env", "no-secrets", "--env", "no-helmreleases", "--env", "slow", "--env", "bare"},
+		selection: []string{"--env", "no-secrets", "--env", "no-helmreleases", "--env", "slow", "--env", "bare"},
+		walk:      3, drift: 1, action: 3, describe: []frozenDescribe{
+			{"no-secrets", 3}, {"no-helmreleases", 3}, {"slow", 3}, {"bare", 0}, {"no-secrets/team-a", 3},
+		},
+	},
+	{fleet: hubFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
+		{"aws", 0}, {"edge-1", 0}, {"prod-eu", 0}, {"lost", 3}, {"pending", 3}, {"no-apps", 3}, {"no-mcs", 3}, {"aws/team-a", 0},
+	}},
+	{
+		fleet: realFleet, capi: true, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/edge-1", 0}, {"aws/team-a", 0}},
+		settle: func(t *testing.T) { realSettled(t, "", 0) },
+	},
+	{fleet: scaleFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
+		{"master-0001", 0}, {"master-0002", 0}, {"master-0001/tenant-0001", 0}, {"master-0001/gone", 3},
+	}},
+	{fleet: watchFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/team-a", 0}, {"aws/team-b", 0}}},
+}
+
+// frozenRuns counts the runs of TestFrozen in this process.
+var frozenRuns atomic.Int32
+
+func TestFrozen(t *testing.T) {
+	needFleets(t)
+	if frozenRuns.Add(1) > 1 {
+		t.Skip("the goldens are of the fleets before the tests after this file change them; this is a second run in one process (-count)")
+	}
+	for _, ff := range frozenFleets {
+		t.Run(ff.fleet.name, func(t *testing.T) {
+			f := ff.fleet.get(t)
+			if ff.settle != nil {
+				ff.settle(t)
+			}
+			for _, c := range ff.cases() {
+				t.Run(c.slug(), func(t *testing.T) {
+					r := onFleet(t, f, append(c.args, "--color", "never")...)
+					if r.code != c.code {
+						t.Errorf("kubectl fleet %s: exit %d, want %d; stderr:\n%s", strings.Join(c.args, " "), r.code, c.code, r.stderr)
+					}
+					golden.AssertFile(t, "frozen/"+ff.fleet.name+"/"+c.slug(), scrubFrozen(t, ff, r.stdout))
+				})
+			}
+		})
+	}
+}
+
+var (
+	// frozenStart is when this test binary started: a timestamp later
+	// than a month before it was made by the clock of this run (the
+	// sandbox's fixed instants, 2023-11-14T22:13:20Z and
+	// 2026-01-01T00:00:00Z, are older, and stay).
+	frozenStart = time.Now()
+	rfc3339RE   = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+	sha1RE      = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+	// A flux operation's time, in its summary (a dry run's per object is 0).
+	secondsRE = regexp.MustCompile(`("durationSeconds": |durationSeconds: )([0-9.e+-]+)`)
+	// The names CAPI's controllers generate (generateName's five
+	// characters) for the Machines of a KubeadmControlPlane, and for the
+	// MachineSets of a MachineDeployment and their Machines.
+	generatedRE = regexp.MustCompile(`(-control-plane|-md-\d+)((?:-[bcdfghjklmnpqrstvwxz2456789]{5})+)\b`)
+)
+
+// scrubFrozen is scrub, and what else varies between runs in the
+// frozen goldens, each replaced by a word in its place, so that every
+// field stays, with every value that does not vary:
+//   - TIME: an RFC 3339 timestamp of this run's clock (a condition the
+//     sandbox wrote relative to its start, or a real controller wrote);
+//   - COMMIT: a commit of a sandbox git server: the fixture's commit on a
+//     first run, a test's commit after flux_action_test.go;
+//   - SECONDS: a nonzero durationSeconds (an operation's wall time);
+//   - -XXXXX: each five characters CAPI's controllers generate in a
+//     Machine's or MachineSet's name, on a fleet where they run (the
+//     sandbox's own names, e.g. team-c-md-0-7d9f8-0, stay).
+func scrubFrozen(t *testing.T, ff frozenFleet, s string) []byte {
+	t.Helper()
+	s = string(scrub(s))
+	s = rfc3339RE.ReplaceAllStringFunc(s, func(ts string) string {
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || at.Before(frozenStart.AddDate(0, -1, 0)) || at.After(time.Now().Add(time.Hour)) {
+			return ts
+		}
+		return "TIME"
+	})
+	commits := sandboxCommits(t)
+	s = sha1RE.ReplaceAllStringFunc(s, func(sha string) string {
+		if commits[sha] {
+			return "COMMIT"
+		}
+		return sha
+	})
+	s = secondsRE.ReplaceAllStringFunc(s, func(m string) string {
+		if sub := secondsRE.FindStringSubmatch(m); sub[2] != "0" {
+			return sub[1] + "SECONDS"
+		}
+		return m
+	})
+	if ff.capi {
+		s = generatedRE.ReplaceAllStringFunc(s, func(m string) string {
+			sub := generatedRE.FindStringSubmatch(m)
+			return sub[1] + strings.Repeat("-XXXXX", len(sub[2])/6)
+		})
+	}
+	return []byte(s)
+}
+
+// sandboxCommits are the commits of every repository of the started
+// fleets' git servers.
+func sandboxCommits(t *testing.T) map[string]bool {
+	t.Helper()
+	commits := map[string]bool{}
+	for _, sf := range sharedFleets {
+		f := sf.started()
+		if f == nil {
+			continue
+		}
+		repos, err := filepath.Glob(filepath.Join(f.Dir, "git", "*.git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, repo := range repos {
+			out, err := exec.Command("git", "--git-dir", repo, "rev-list", "--all").Output()
+			if err != nil {
+				t.Fatalf("the commits of %s: %v", repo, err)
+			}
+			for _, sha := range strings.Fields(string(out)) {
+				commits[sha] = true
+			}
+		}
+	}
+	return commits
+}
