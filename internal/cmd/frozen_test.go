@@ -138,22 +138,21 @@ func (f frozenFleet) cases() []frozenCase {
 	return cs
 }
 
-// slug names a case's golden file: its command and paths, "/" and ":" of
-// a path as "_", its flags without dashes or values (they are the
-// fleet's), and the output format as the extension: list aws/team-a
-// --drift -o json is list-aws_team-a-drift.json.
+// slug names a case's golden file: its words without dashes, "/" and ":"
+// of a path as "_", but the fleet's own (--all, --env and --timeout with
+// their values), and the output format as the extension: list --drift
+// aws/team-a -o json is list-drift-aws_team-a.json.
 func (c frozenCase) slug() string {
 	var words []string
 	ext := ""
 	for i := 0; i < len(c.args); i++ {
-		switch a := c.args[i]; {
-		case a == "-o":
+		switch a := c.args[i]; a {
+		case "-o":
 			ext = c.args[i+1]
 			i++
-		case a == "--env", a == "--timeout", a == "--cluster-timeout", a == "--all":
-			if a != "--all" {
-				i++
-			}
+		case "--env", "--timeout", "--cluster-timeout":
+			i++
+		case "--all":
 		default:
 			words = append(words, strings.NewReplacer("/", "_", ":", "_").Replace(strings.TrimLeft(a, "-")))
 		}
@@ -171,7 +170,7 @@ var frozenFleets = []frozenFleet{
 		fleet: diffFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/team-a", 0}},
 		// tenants/team-a, which the repository puts on aws, is applied
 		// after the fleet is ready, and retried until its tenant is up.
-		settle: func(t *testing.T) { diffCheckout(t) },
+		settle: func(t *testing.T) { t.Helper(); diffCheckout(t) },
 	},
 	{
 		fleet: fluxFleet, tree: []string{"aws/team-a"}, treeRead: true, selection: []string{"aws/team-a", "aws/team-dead"},
@@ -191,7 +190,7 @@ var frozenFleets = []frozenFleet{
 	}},
 	{
 		fleet: realFleet, capi: true, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/edge-1", 0}, {"aws/team-a", 0}},
-		settle: func(t *testing.T) { realSettled(t, "", 0) },
+		settle: func(t *testing.T) { t.Helper(); realSettled(t, "", 0) },
 	},
 	{fleet: scaleFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
 		{"master-0001", 0}, {"master-0002", 0}, {"master-0001/tenant-0001", 0}, {"master-0001/gone", 3},
