@@ -129,7 +129,7 @@ type ListItem struct {
 }
 
 // MarshalJSON writes the node alone.
-func (it ListItem) MarshalJSON() ([]byte, error) { return it.Node.MarshalJSONAlone() }
+func (it ListItem) MarshalJSON() ([]byte, error) { return it.MarshalJSONAlone() }
 
 // List is the document `list -o json|yaml` prints.
 type List struct {
@@ -141,7 +141,7 @@ func ListOf(nodes []*fleet.Node) List {
 	l := List{Items: make([]ListItem, 0, len(nodes))}
 	for _, n := range nodes {
 		item := ListItem{Node: *n}
-		item.Node.Children = nil
+		item.Children = nil
 		l.Items = append(l.Items, item)
 	}
 	return l
