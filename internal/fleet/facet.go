@@ -143,28 +143,43 @@ func (n *Node) MarshalJSON() ([]byte, error) { return n.marshalJSON(false) }
 func (n *Node) MarshalJSONAlone() ([]byte, error) { return n.marshalJSON(true) }
 
 func (n *Node) marshalJSON(alone bool) ([]byte, error) {
-	after := map[string][]JSONField{}
+	var b bytes.Buffer
+	if err := n.appendJSON(&b, json.NewEncoder(&b), alone); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// appendJSON writes the node's JSON to b, through enc (which writes to b),
+// and its children's by recursion: encoding/json would compact a node's
+// subtree again at every level above it.
+func (n *Node) appendJSON(b *bytes.Buffer, enc *json.Encoder, alone bool) error {
+	var after map[string][]JSONField // most nodes have no facet: no map
+	if len(n.Facets) > 0 {
+		after = map[string][]JSONField{}
+	}
 	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
 		for _, f := range n.Facets[name].JSONFields() {
 			after[f.After] = append(after[f.After], f)
 		}
 	}
-	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true
-	write := func(key string, value any) error {
-		data, err := json.Marshal(value)
-		if err != nil {
-			return fmt.Errorf("failed to encode field %s of cluster %q: %w", key, n.Path, err)
-		}
+	key := func(k string) {
 		if !first {
 			b.WriteByte(',')
 		}
 		first = false
-		k, _ := json.Marshal(key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(data)
+		b.WriteByte('"')
+		b.WriteString(k) // keys are the model's own: no escaping needed
+		b.WriteString(`":`)
+	}
+	write := func(k string, value any) error {
+		key(k)
+		if err := enc.Encode(value); err != nil {
+			return fmt.Errorf("failed to encode field %s of cluster %q: %w", k, n.Path, err)
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
 		return nil
 	}
 	var writeAfter func(key string) error
@@ -186,24 +201,55 @@ func (n *Node) marshalJSON(alone bool) ([]byte, error) {
 	}
 	v := reflect.ValueOf((*nodeJSON)(n)).Elem()
 	for _, f := range nodeFields() {
-		if alone && f.key == "children" {
+		switch {
+		case f.key == "children" && alone:
 			continue
-		}
-		value := v.Field(f.index)
-		if !f.omitEmpty || !isEmpty(value) {
-			if err := write(f.key, value.Interface()); err != nil {
-				return nil, err
+		case f.key == "children":
+			key(f.key)
+			if err := n.appendChildren(b, enc); err != nil {
+				return err
+			}
+		default:
+			value := v.Field(f.index)
+			if !f.omitEmpty || !isEmpty(value) {
+				if err := write(f.key, value.Interface()); err != nil {
+					return err
+				}
 			}
 		}
 		if err := writeAfter(f.key); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(after) > 0 {
-		return nil, fmt.Errorf("cluster %q: a facet's fields follow no field of the node: %v", n.Path, slices.Sorted(maps.Keys(after)))
+		return fmt.Errorf("cluster %q: a facet's fields follow no field of the node: %v", n.Path, slices.Sorted(maps.Keys(after)))
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return nil
+}
+
+// appendChildren writes the node's children as encoding/json writes a
+// slice: null when nil.
+func (n *Node) appendChildren(b *bytes.Buffer, enc *json.Encoder) error {
+	if n.Children == nil {
+		b.WriteString("null")
+		return nil
+	}
+	b.WriteByte('[')
+	for i, c := range n.Children {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if c == nil {
+			b.WriteString("null")
+			continue
+		}
+		if err := c.appendJSON(b, enc, false); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
 }
 
 // isEmpty is encoding/json's test for omitempty.

@@ -47,3 +47,15 @@ func BenchmarkRenderTable10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderJSON10k prints the same tree as tree -o json does: each
+// node writes its own JSON, its facets flat among its fields.
+func BenchmarkRenderJSON10k(b *testing.B) {
+	root := bigFleet()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := render.JSON(io.Discard, root); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
