@@ -50,3 +50,23 @@ func AssertFile(tb testing.TB, file string, got []byte) {
 
 // escape makes ANSI sequences visible in diffs.
 func escape(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) }
+
+// AssertFileAs is AssertFile comparing the file and got as normal makes
+// them (both): for output whose layout depends on what a scrub replaced
+// (YAML folds a long string where it reaches the line's width).
+func AssertFileAs(tb testing.TB, file string, got []byte, normal func(testing.TB, []byte) []byte) {
+	tb.Helper()
+	got = normal(tb, got)
+	path := filepath.Join("testdata", file)
+	if !*update {
+		want, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatalf("failed to read %s (run `go test -update` to create it): %v", path, err)
+		}
+		if diff := cmp.Diff(escape(string(normal(tb, want))), escape(string(got))); diff != "" {
+			tb.Errorf("output differs from %s (-want +got; `go test -update` rewrites it):\n%s", path, diff)
+		}
+		return
+	}
+	AssertFile(tb, file, got)
+}
