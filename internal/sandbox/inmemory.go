@@ -219,14 +219,9 @@ func StartInMemoryFile(ctx context.Context, specPath, dir string) (*Fleet, error
 	if err != nil {
 		return nil, err
 	}
-	spec, err := LoadSpec(specPath)
+	spec, dir, err := loadSpecInto(specPath, dir, "fleet-inmemory-")
 	if err != nil {
 		return nil, err
-	}
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "fleet-inmemory-"); err != nil {
-			return nil, fmt.Errorf("failed to create a sandbox directory: %w", err)
-		}
 	}
 	return StartInMemory(ctx, spec, Options{Dir: dir, Assets: Assets{CRDDir: filepath.Join(root, "testdata", "crds")}})
 }

@@ -286,16 +286,27 @@ func StartFile(ctx context.Context, specPath, dir string) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := LoadSpec(specPath)
+	spec, dir, err := loadSpecInto(specPath, dir, "fleet-sandbox-")
 	if err != nil {
 		return nil, err
 	}
+	return Start(ctx, spec, Options{Dir: dir, Assets: assets})
+}
+
+// loadSpecInto reads the spec file at specPath, and makes a new temporary
+// directory named with prefix when dir is empty: what a fleet of a spec
+// file, in memory or not, starts from.
+func loadSpecInto(specPath, dir, prefix string) (*Spec, string, error) {
+	spec, err := LoadSpec(specPath)
+	if err != nil {
+		return nil, "", err
+	}
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "fleet-sandbox-"); err != nil {
-			return nil, fmt.Errorf("failed to create a sandbox directory: %w", err)
+		if dir, err = os.MkdirTemp("", prefix); err != nil {
+			return nil, "", fmt.Errorf("failed to create a sandbox directory: %w", err)
 		}
 	}
-	return Start(ctx, spec, Options{Dir: dir, Assets: assets})
+	return spec, dir, nil
 }
 
 // addMembers adds the member at path and those below it, each on its
