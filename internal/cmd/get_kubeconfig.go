@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -161,9 +160,9 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, e, err := o.inventoryOf(target)
-	if err != nil {
-		return err
+	inv, e, ok := o.Providers.Inventory(target.Child.Edges)
+	if !ok {
+		return fmt.Errorf("cluster %s: no edge of %s leads to it that kubectl fleet can follow", target.Path, fleet.DescribePath(target.ParentPath))
 	}
 	src, data, err := inv.Kubeconfig(ctx, provider.KubeconfigRequest{
 		Parent: target.Parent.Kube(), ParentPath: target.ParentPath, Path: target.Path,
@@ -196,20 +195,6 @@ func (o *GetKubeconfigOptions) handOut(target *fleet.Target[*reach.Cluster], src
 	}
 	_, err = o.Out.Write(minimal)
 	return err
-}
-
-// inventoryOf is the provider that hands out the kubeconfig of target,
-// and its edge: of the edges by which the parent reaches the cluster, the
-// one whose provider comes first in the registry (a CAPI Cluster's
-// kubeconfig before an Argo CD cluster Secret's config).
-func (o *GetKubeconfigOptions) inventoryOf(target *fleet.Target[*reach.Cluster]) (provider.Inventory, fleet.Edge, error) {
-	for _, p := range o.Providers {
-		i := slices.IndexFunc(target.Child.Edges, func(e fleet.Edge) bool { return e.Kind == p.Name() })
-		if inv, ok := p.(provider.Inventory); ok && i >= 0 {
-			return inv, target.Child.Edges[i], nil
-		}
-	}
-	return nil, fleet.Edge{}, fmt.Errorf("cluster %s: no edge of %s leads to it that kubectl fleet can follow", target.Path, fleet.DescribePath(target.ParentPath))
 }
 
 // warn tells the operator what the kubeconfig will do in their hands.

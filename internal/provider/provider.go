@@ -226,13 +226,16 @@ func (s Set) Describer(node *fleet.Node) (Describer, bool) {
 	return nil, false
 }
 
-// Inventory is the inventory whose edges are of kind; false when no
-// provider of the set makes them.
-func (s Set) Inventory(kind string) (Inventory, bool) {
+// Inventory is the inventory that hands out the kubeconfig of a child
+// reached by edges, and its edge: of the edges, the one whose provider
+// comes first in the set (a CAPI Cluster's kubeconfig before an Argo CD
+// cluster Secret's config); false when no inventory makes any of them.
+func (s Set) Inventory(edges []fleet.Edge) (Inventory, fleet.Edge, bool) {
 	for _, p := range s {
-		if inv, ok := p.(Inventory); ok && p.Name() == kind {
-			return inv, true
+		i := slices.IndexFunc(edges, func(e fleet.Edge) bool { return e.Kind == p.Name() })
+		if inv, ok := p.(Inventory); ok && i >= 0 {
+			return inv, edges[i], true
 		}
 	}
-	return nil, false
+	return nil, fleet.Edge{}, false
 }

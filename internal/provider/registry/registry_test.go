@@ -75,13 +75,25 @@ func TestInventoryAndDescriber(t *testing.T) {
 			}
 		})
 	}
-	for _, kind := range []string{"capi", "argocd", "ocm"} {
-		if inv, ok := set.Inventory(kind); !ok || inv.Name() != kind {
-			t.Errorf("Inventory(%q) = %v, %v", kind, inv, ok)
-		}
-	}
-	if _, ok := set.Inventory("flux"); ok {
-		t.Error("flux is no inventory")
+	for _, c := range []struct {
+		name  string
+		edges []fleet.Edge
+		want  string
+	}{
+		{name: "an edge of each inventory is its own", edges: []fleet.Edge{{Kind: "ocm", Name: "a"}}, want: "ocm a"},
+		{name: "CAPI's comes first whatever the edges' order", edges: []fleet.Edge{{Kind: "argocd", Name: "s"}, {Kind: "capi", Name: "c"}}, want: "capi c"},
+		{name: "no inventory makes a flux edge", edges: []fleet.Edge{{Kind: "flux"}}},
+		{name: "no edges, no inventory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := ""
+			if inv, e, ok := set.Inventory(c.edges); ok {
+				got = inv.Name() + " " + e.Name
+			}
+			if got != c.want {
+				t.Errorf("Inventory = %q, want %q", got, c.want)
+			}
+		})
 	}
 }
 
