@@ -270,11 +270,11 @@ lint-fix: $(BIN)/golangci-lint
 
 .PHONY: fmt
 fmt:
-	gofmt -s -w $$(find cmd internal pkg -name '*.go')
+	gofmt -s -w $$(find cmd internal -name '*.go')
 
 .PHONY: fmt-check
 fmt-check:
-	@out=$$(gofmt -s -l $$(find cmd internal pkg -name '*.go')); \
+	@out=$$(gofmt -s -l $$(find cmd internal -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 .PHONY: vet

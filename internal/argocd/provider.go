@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
@@ -18,6 +19,7 @@ type Provider struct{}
 var (
 	_ provider.Inventory = Provider{}
 	_ provider.Prober    = Provider{}
+	_ provider.Operator  = Provider{}
 )
 
 // NewProvider returns the Argo CD provider.
@@ -36,6 +38,9 @@ func (Provider) Source() reach.Source { return Source{} }
 func (Provider) Probes() []fleet.Probe[*reach.Cluster] {
 	return []fleet.Probe[*reach.Cluster]{Probe[*reach.Cluster]()}
 }
+
+// Operations are the Applications' adapter of the operations runner.
+func (Provider) Operations() ops.Adapter { return Operations{} }
 
 // Kubeconfig is made of the child's Argo CD cluster Secret: its server and
 // config, after the policy's checks as the walk makes them (errors name

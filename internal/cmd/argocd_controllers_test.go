@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
@@ -63,13 +63,13 @@ func argoCDReconcileWait(f *sandbox.Fleet) func(*testing.T) {
 	return func(t *testing.T) {
 		since := time.Now().UTC().Truncate(time.Second)
 		r := onFleet(t, f, "reconcile", "--all", "--kind", "app", "--wait", "-o", "json")
-		rep := decode[fleet.ActionReport](t, r)
+		rep := decode[ops.Report](t, r)
 		if r.code != 0 || len(rep.Results) != 3 {
 			t.Fatalf("reconcile --wait: exit %d, %+v\n%s", r.code, rep.Results, r.stderr)
 		}
 		want := map[string]string{"edge": "edge-1", "guestbook": "", "manual": ""}
 		for _, got := range rep.Results {
-			if got.Kind != "Application" || got.Result != fleet.Reconciled || got.Target == nil || *got.Target != want[got.Name] {
+			if got.Kind != "Application" || got.Result != ops.Reconciled || got.Target == nil || *got.Target != want[got.Name] {
 				t.Errorf("reconcile --wait: %+v; want Application %s reconciled, deploying to %q", got, got.Name, want[got.Name])
 			}
 		}
@@ -104,7 +104,7 @@ func argoCDHardRefresh(f *sandbox.Fleet) func(*testing.T) {
 			"apps/edge/configmap.yaml":      argoConfigMapYAML("edge", "region", "eu-central-1"),
 		})
 		r := onFleet(t, f, "reconcile", "--all", "--kind", "app", "--with-source", "--wait", "-o", "json")
-		rep := decode[fleet.ActionReport](t, r)
+		rep := decode[ops.Report](t, r)
 		if r.code != 0 || len(rep.Results) != 3 {
 			t.Fatalf("reconcile --with-source --wait: exit %d, %+v\n%s", r.code, rep.Results, r.stderr)
 		}
@@ -140,7 +140,7 @@ func argoCDSuspendResume(f *sandbox.Fleet) func(*testing.T) {
 		// second pass to sync it, had it wanted to.
 		for range 2 {
 			r = onFleet(t, f, "reconcile", "--all", "--kind", "app", "--name", "guestbook", "--with-source", "--wait", "-o", "json")
-			if rep := decode[fleet.ActionReport](t, r); r.code != 0 || len(rep.Results) != 1 || rep.Results[0].Result != fleet.Reconciled {
+			if rep := decode[ops.Report](t, r); r.code != 0 || len(rep.Results) != 1 || rep.Results[0].Result != ops.Reconciled {
 				t.Fatalf("reconcile --with-source --wait of the suspended Application: exit %d, %+v\n%s", r.code, rep.Results, r.stderr)
 			}
 			app := argoApp(t, f, "guestbook")

@@ -13,8 +13,8 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
@@ -150,7 +150,7 @@ type DriftOptions struct {
 	Output string
 
 	paths  [][]fleet.Segment
-	levels fluxop.LevelSet
+	levels ops.LevelSet
 	now    func() time.Time
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/execguard"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
@@ -42,7 +42,7 @@ type ExecOptions struct {
 	Kubectl string
 
 	paths   [][]fleet.Segment
-	levels  fluxop.LevelSet
+	levels  ops.LevelSet
 	kubectl []string
 }
 

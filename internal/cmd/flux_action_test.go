@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
@@ -61,12 +61,12 @@ func handledAt(o *unstructured.Unstructured) string {
 	return s
 }
 
-func report(t *testing.T, r result) *fleet.ActionReport {
+func report(t *testing.T, r result) *ops.Report {
 	t.Helper()
-	return decode[fleet.ActionReport](t, r)
+	return decode[ops.Report](t, r)
 }
 
-func resultOf(rep *fleet.ActionReport, cluster, object string) *fleet.ActionResult {
+func resultOf(rep *ops.Report, cluster, object string) *ops.Result {
 	for i, r := range rep.Results {
 		if r.Cluster == cluster && r.Kind+" "+r.Namespace+"/"+r.Name == object {
 			return &rep.Results[i]
@@ -348,7 +348,7 @@ func TestFluxActionFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"reconcile", "--kind", "bucket"}, `invalid --kind: unknown Flux kind "bucket"`},
+		{[]string{"reconcile", "--kind", "bucket"}, `invalid --kind: unknown kind "bucket"`},
 		{[]string{"reconcile", "--level", "edge"}, `invalid --level "edge": use root, master or tenant`},
 		{[]string{"reconcile", "--all", "aws"}, "--all cannot be used with PATH or --env"},
 		{[]string{"reconcile", "-n", "x", "-A"}, "-n/--namespace cannot be used with -A/--all-namespaces"},
@@ -377,11 +377,11 @@ func TestResumeLeavesForeignSuspensions(t *testing.T) {
 	const hr = "HelmRelease flux-system/cert-manager"
 	r := onFleet(t, fluxFleet.get(t), "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--dry-run", "-o", "json")
 	res := resultOf(report(t, r), "azure", hr)
-	if r.code != 0 || res == nil || res.Result != fleet.Skipped || !strings.Contains(res.Message, "kubectl fleet") || !strings.Contains(res.Message, "--include-foreign") {
+	if r.code != 0 || res == nil || res.Result != ops.Skipped || !strings.Contains(res.Message, "kubectl fleet") || !strings.Contains(res.Message, "--include-foreign") {
 		t.Errorf("resume of a foreign suspension: exit %d, result %+v; want skipped, saying why", r.code, res)
 	}
 	r = onFleet(t, fluxFleet.get(t), "resume", "azure", "--kind", "hr", "--name", "cert-manager", "--include-foreign", "--dry-run", "-o", "json")
-	if res := resultOf(report(t, r), "azure", hr); r.code != 0 || res == nil || res.Result != fleet.WouldResume {
+	if res := resultOf(report(t, r), "azure", hr); r.code != 0 || res == nil || res.Result != ops.WouldResume {
 		t.Errorf("resume --include-foreign: exit %d, result %+v; want would resume", r.code, res)
 	}
 }

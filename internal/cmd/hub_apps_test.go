@@ -11,7 +11,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // hubApplication reads Application argocd/name of the hub fleet's root.
@@ -66,12 +66,12 @@ func TestReconcileRefreshesApplications(t *testing.T) {
 		{[]string{"--with-source"}, "hard"},
 	} {
 		r := onFleet(t, f, append([]string{"reconcile", "aws", "--kind", "app", "--name", "guestbook", "-o", "json"}, tt.args...)...)
-		rep := decode[fleet.ActionReport](t, r)
+		rep := decode[ops.Report](t, r)
 		if r.code != 0 || len(rep.Results) != 1 {
 			t.Fatalf("reconcile %v: exit %d, %+v\n%s", tt.args, r.code, rep.Results, r.stderr)
 		}
 		got := rep.Results[0]
-		if got.Cluster != "" || got.Target == nil || *got.Target != "aws" || got.Kind != "Application" || got.Result != fleet.Requested {
+		if got.Cluster != "" || got.Target == nil || *got.Target != "aws" || got.Kind != "Application" || got.Result != ops.Requested {
 			t.Errorf("reconcile %v: %+v; want requested on the hub, deploying to aws", tt.args, got)
 		}
 		if a := hubApplication(t, "guestbook").GetAnnotations()[argocd.RefreshAnnotation]; a != tt.want {

@@ -4,12 +4,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // NewCmdReconcile builds `kubectl fleet reconcile`.
 func NewCmdReconcile(root *RootOptions) *cobra.Command {
-	return newFluxActionCommand(root, fluxVerb{name: fluxop.Reconcile, present: "reconciling"}, &cobra.Command{
+	return newOperationCommand(root, opVerb{name: ops.Reconcile, present: "reconciling"}, &cobra.Command{
 		Short: "Ask Flux and Argo CD to reconcile objects across the fleet now",
 		Long: templates.LongDesc(`
 			Ask Flux to reconcile Kustomizations and HelmReleases, and Argo CD

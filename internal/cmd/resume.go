@@ -4,12 +4,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // NewCmdResume builds `kubectl fleet resume`.
 func NewCmdResume(root *RootOptions) *cobra.Command {
-	return newFluxActionCommand(root, fluxVerb{name: fluxop.Resume, present: "resuming"}, &cobra.Command{
+	return newOperationCommand(root, opVerb{name: ops.Resume, present: "resuming"}, &cobra.Command{
 		Short: "Resume suspended Flux objects and Argo CD automated sync across the fleet",
 		Long: templates.LongDesc(`
 			Resume Kustomizations, HelmReleases and Argo CD Applications (or the kinds of --kind) on

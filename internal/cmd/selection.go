@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 const (
@@ -142,7 +142,7 @@ func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []strin
 }
 
 // levelNames are the values --level takes, for completion.
-func levelNames() []string { return stringsOf(fluxop.Levels()) }
+func levelNames() []string { return stringsOf(ops.Levels()) }
 
 // stringsOf are the values of a list of string constants, for completion
 // and help.
@@ -156,19 +156,19 @@ func stringsOf[T ~string](values []T) []string {
 
 // parseLevels reads --level values in any case, singular or plural; what
 // it cannot read, validateLevels reports.
-func parseLevels(values []string) fluxop.LevelSet {
-	out := fluxop.LevelSet{}
+func parseLevels(values []string) ops.LevelSet {
+	out := ops.LevelSet{}
 	for _, l := range values {
-		out[fluxop.Level(strings.TrimSuffix(strings.ToLower(l), "s"))] = true
+		out[ops.Level(strings.TrimSuffix(strings.ToLower(l), "s"))] = true
 	}
 	return out
 }
 
 // validateLevels reports the levels that are none.
-func validateLevels(levels fluxop.LevelSet) []error {
+func validateLevels(levels ops.LevelSet) []error {
 	var errs []error
 	for l := range levels {
-		if !slices.Contains(fluxop.Levels(), l) {
+		if !slices.Contains(ops.Levels(), l) {
 			errs = append(errs, fmt.Errorf("invalid --%s %q: use root, master or tenant", flagLevel, l))
 		}
 	}

@@ -4,12 +4,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // NewCmdSuspend builds `kubectl fleet suspend`.
 func NewCmdSuspend(root *RootOptions) *cobra.Command {
-	return newFluxActionCommand(root, fluxVerb{name: fluxop.Suspend, present: "suspending"}, &cobra.Command{
+	return newOperationCommand(root, opVerb{name: ops.Suspend, present: "suspending"}, &cobra.Command{
 		Short: "Suspend Flux objects and Argo CD automated sync across the fleet, recording who and why",
 		Long: templates.LongDesc(`
 			Suspend Kustomizations, HelmReleases and Argo CD Applications (or the kinds of --kind) on

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
@@ -10,7 +11,10 @@ import (
 // walk reaches.
 type Provider struct{}
 
-var _ provider.Prober = Provider{}
+var (
+	_ provider.Prober   = Provider{}
+	_ provider.Operator = Provider{}
+)
 
 // NewProvider returns the Flux provider.
 func NewProvider() Provider { return Provider{} }
@@ -22,6 +26,9 @@ func (Provider) Name() string { return "flux" }
 func (Provider) Kinds() provider.Kinds {
 	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
 }
+
+// Operations are the Flux kinds' adapter of the operations runner.
+func (Provider) Operations() ops.Adapter { return Operations{} }
 
 // Probes read the Flux objects of each cluster.
 func (Provider) Probes() []fleet.Probe[*reach.Cluster] {

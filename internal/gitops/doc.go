@@ -15,14 +15,12 @@
 //     in the whole checkout. None, or more than one, is an error that says
 //     where it looked. The Locator also knows the way back: which clusters
 //     apply a file, and which remote its change goes to.
-//  3. Edit (edit.go): that one document changed line by line, byte for
-//     byte but for the lines of the change, and parsed again to make sure
-//     it says what was meant; what cannot be changed that way is refused.
-//     SetSuspend writes a Flux object's spec.suspend, SetAutomated an Argo
-//     CD Application's spec.syncPolicy.automated.enabled.
+//  3. Edit: that one document changed by the operations adapter of the
+//     object's provider, with internal/manifest (SetSuspend for a Flux
+//     object, SetAutomated for an Argo CD Application).
 //  4. Commit (commit.go): the edited files, shown as a diff, checked for
 //     uncommitted changes, and committed alone or not at all.
 //
-// Nothing here parses flags or prints: internal/fluxop plans a change with it
-// and carries it out.
+// PlanGit and RunGit (write.go) turn an operations plan (internal/ops) into
+// that one commit. Nothing here parses flags or prints.
 package gitops

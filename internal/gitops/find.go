@@ -1,10 +1,7 @@
 package gitops
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -13,24 +10,12 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/manifest"
 )
 
-// Object identifies a manifest: the API group (not the version: a
-// manifest may declare another served version), kind, namespace and name.
-type Object struct {
-	Group, Kind, Namespace, Name string
-}
-
-func (o Object) String() string {
-	g := o.Group
-	if g != "" {
-		g = "." + g
-	}
-	if o.Namespace == "" {
-		return o.Kind + g + " " + o.Name
-	}
-	return o.Kind + g + " " + o.Namespace + "/" + o.Name
-}
+// Object identifies a manifest (manifest.Object).
+type Object = manifest.Object
 
 // kustomizationFiles are the names kustomize reads a directory's
 // kustomization from.
@@ -175,53 +160,10 @@ func (c *Checkout) parse(rel string) *file {
 	f := &file{}
 	f.data, f.mode, f.err = c.readFile(rel)
 	if f.err == nil {
-		f.docs, f.err = decode(f.data)
+		f.docs, f.err = manifest.Decode(f.data)
 	}
 	c.files[rel] = f
 	return f
-}
-
-// decode parses every document of a YAML stream, keeping the positions of
-// its nodes in the stream.
-func decode(data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		doc := &yaml.Node{}
-		err := dec.Decode(doc)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, doc)
-	}
-}
-
-// identify reads what a document declares; ok is false for a document
-// that is not a Kubernetes object.
-func identify(doc *yaml.Node) (Object, bool) {
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return Object{}, false
-	}
-	rn := yaml.NewRNode(doc.Content[0])
-	str := func(p ...string) string {
-		n, err := rn.Pipe(yaml.Lookup(p...))
-		if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode {
-			return ""
-		}
-		return n.YNode().Value
-	}
-	apiVersion, kind, name := str("apiVersion"), str("kind"), str("metadata", "name")
-	if apiVersion == "" || kind == "" || name == "" {
-		return Object{}, false
-	}
-	group := ""
-	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
-		group = g
-	}
-	return Object{Group: group, Kind: kind, Namespace: str("metadata", "namespace"), Name: name}, true
 }
 
 // Match is a document of a file that declares an object.
@@ -249,7 +191,7 @@ func (c *Checkout) Find(obj Object, files []string) ([]Match, []error) {
 			continue
 		}
 		for i, doc := range f.docs {
-			id, ok := identify(doc)
+			id, ok := manifest.Identify(doc)
 			if !ok || id.Group != obj.Group || id.Kind != obj.Kind || id.Name != obj.Name {
 				continue
 			}

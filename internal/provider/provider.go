@@ -28,6 +28,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
@@ -103,6 +104,14 @@ type Analyst interface {
 	DriftCheck() fleet.DriftCheck
 }
 
+// Operator is a provider with objects to reconcile, suspend and resume
+// (Flux's kinds, Argo CD's Applications): its adapter of the operations
+// runner.
+type Operator interface {
+	Provider
+	Operations() ops.Adapter
+}
+
 // Prober is a provider that reads every cluster the walk reaches, in the
 // walk's one round of reads per cluster (a GitOps engine's objects).
 type Prober interface {
@@ -166,6 +175,18 @@ func (s Set) DriftChecks() []fleet.DriftCheck {
 	for _, p := range s {
 		if a, ok := p.(Analyst); ok {
 			out = append(out, a.DriftCheck())
+		}
+	}
+	return out
+}
+
+// Operations are every operator's adapter, in order: the order --kind
+// lists their kinds and a plan selects their objects.
+func (s Set) Operations() []ops.Adapter {
+	var out []ops.Adapter
+	for _, p := range s {
+		if o, ok := p.(Operator); ok {
+			out = append(out, o.Operations())
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // ActionOptions control how an action report is drawn.
@@ -17,7 +18,7 @@ type ActionOptions struct {
 }
 
 // ActionTable draws one row per result, then a summary line.
-func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
+func ActionTable(w io.Writer, r *ops.Report, opts ActionOptions) error {
 	r = escape.Copy(r)
 	st := newStyles(w, opts.Color)
 	rows := make([][]string, 0, len(r.Results))
@@ -55,7 +56,7 @@ func ActionTable(w io.Writer, r *fleet.ActionReport, opts ActionOptions) error {
 }
 
 // Summary is one line: what happened how often, on how many clusters, in how long.
-func Summary(r *fleet.ActionReport) string {
+func Summary(r *ops.Report) string {
 	words := make([]string, 0, len(r.Summary.Results))
 	for word := range r.Summary.Results {
 		words = append(words, string(word))
@@ -63,7 +64,7 @@ func Summary(r *fleet.ActionReport) string {
 	sort.Strings(words)
 	parts := make([]string, 0, len(words))
 	for _, word := range words {
-		parts = append(parts, fmt.Sprintf("%d %s", r.Summary.Results[fleet.Outcome(word)], word))
+		parts = append(parts, fmt.Sprintf("%d %s", r.Summary.Results[ops.Outcome(word)], word))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to do")

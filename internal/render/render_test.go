@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
@@ -132,15 +133,15 @@ func allNodes(n *fleet.Node) []*fleet.Node {
 	return out
 }
 
-func sampleReport() *fleet.ActionReport {
-	return &fleet.ActionReport{Action: "reconcile", Results: []fleet.ActionResult{
+func sampleReport() *ops.Report {
+	return &ops.Report{Action: "reconcile", Results: []ops.Result{
 		{Cluster: "", Kind: "Kustomization", Namespace: "flux-system", Name: "flux-system", Result: "requested", Seconds: 0.042, Message: "reconcile.fluxcd.io/requestedAt=2026-11-22T10:00:00Z"},
 		{Cluster: "aws", Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system", Result: "reconciled", Source: true, Seconds: 0.5, Message: "ready at revision main@sha1:1111111"},
 		{Cluster: "aws", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Result: "reconciled", Seconds: 1.25, Message: "ready at revision main@sha1:1111111"},
 		{Cluster: "aws/team-b", Kind: "HelmRelease", Namespace: "flux-system", Name: "cert-manager", Result: "skipped", Message: "suspended"},
 		{Cluster: "aws/team-c", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Result: "failed", Failed: true, Seconds: 30, Message: "timed out waiting"},
 		{Cluster: "aws/team-dead", Result: "failed", Failed: true, Message: "cluster not reached: cannot reach https://10.0.0.9:6443"},
-	}, Summary: fleet.ActionSummary{Clusters: 5, Objects: 5, Results: map[fleet.Outcome]int{"requested": 1, "reconciled": 2, "skipped": 1, "failed": 2}, Failed: 2, Seconds: 31.2}}
+	}, Summary: ops.Summary{Clusters: 5, Objects: 5, Results: map[ops.Outcome]int{"requested": 1, "reconciled": 2, "skipped": 1, "failed": 2}, Failed: 2, Seconds: 31.2}}
 }
 
 func TestTables(t *testing.T) {

@@ -1,4 +1,4 @@
-package fluxop_test
+package ops_test
 
 import (
 	"context"
@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // cluster is a fake cluster of a fleet: its Flux objects and children.
@@ -97,12 +99,15 @@ func walkFleet(t *testing.T, keep bool) *fleet.Result[*cluster] {
 	return res
 }
 
+// adapters are the operations adapters of the registry's providers.
+var adapters = []ops.Adapter{flux.Operations{}, argocd.Operations{}}
+
 type target struct{ Cluster, Object string }
 
-func targets(p *fluxop.Plan) []target {
+func targets(p *ops.Plan) []target {
 	var out []target
 	for _, t := range p.Targets {
-		out = append(out, target{t.Node.Path, t.Ref().String()})
+		out = append(out, target{t.Node.Path, t.Object.Kind + " " + t.Object.Namespace + "/" + t.Object.Name})
 	}
 	return out
 }
@@ -110,13 +115,13 @@ func targets(p *fluxop.Plan) []target {
 func TestSelect(t *testing.T) {
 	tests := []struct {
 		name          string
-		sel           fluxop.Selection
+		sel           ops.Selection
 		want          []target
 		wantUnreached []string
 	}{
 		{
 			name: "every Kustomization, the unreachable tenant a failure of its own",
-			sel:  fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}},
+			sel:  ops.Selection{Kinds: map[string]bool{"Kustomization": true}},
 			want: []target{
 				{"", "Kustomization flux-system/flux-system"}, {"aws", "Kustomization flux-system/flux-system"},
 				{"aws/team-a", "Kustomization flux-system/apps"}, {"aws/team-a", "Kustomization flux-system/flux-system"},
@@ -126,31 +131,31 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name: "tenants only, by name",
-			sel:  fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}, Name: "apps", Levels: map[fluxop.Level]bool{fluxop.LevelTenant: true}},
+			sel:  ops.Selection{Kinds: map[string]bool{"Kustomization": true}, Name: "apps", Levels: map[ops.Level]bool{ops.LevelTenant: true}},
 			want: []target{{"aws/team-a", "Kustomization flux-system/apps"}}, wantUnreached: []string{"aws/dead"},
 		},
 		{
 			name: "the masters, by namespace and labels",
-			sel: fluxop.Selection{Kinds: map[string]bool{"Kustomization": true, "HelmRelease": true}, Namespace: "flux-system",
-				Labels: labels.SelectorFromSet(labels.Set{"tier": "apps"}), Levels: map[fluxop.Level]bool{fluxop.LevelMaster: true}},
+			sel: ops.Selection{Kinds: map[string]bool{"Kustomization": true, "HelmRelease": true}, Namespace: "flux-system",
+				Labels: labels.SelectorFromSet(labels.Set{"tier": "apps"}), Levels: map[ops.Level]bool{ops.LevelMaster: true}},
 			want: []target{{"aws", "Kustomization flux-system/flux-system"}, {"azure", "Kustomization flux-system/flux-system"}},
 		},
 		{
 			name: "a kind in one namespace",
-			sel:  fluxop.Selection{Kinds: map[string]bool{"HelmRelease": true}, Namespace: "apps"},
+			sel:  ops.Selection{Kinds: map[string]bool{"HelmRelease": true}, Namespace: "apps"},
 			want: []target{{"aws/team-a", "HelmRelease apps/podinfo"}}, wantUnreached: []string{"aws/dead"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan := fluxop.Select(walkFleet(t, true), fluxop.Reconcile, tt.sel)
+			plan := ops.Select(walkFleet(t, true), ops.Reconcile, tt.sel, adapters)
 			if diff := cmp.Diff(tt.want, targets(plan)); diff != "" {
 				t.Errorf("targets (-want +got):\n%s", diff)
 			}
 			var unreached []string
 			for _, u := range plan.Unreached {
 				unreached = append(unreached, u.Cluster)
-				if !u.Failed || u.Result != fleet.Failed {
+				if !u.Failed || u.Result != ops.Failed {
 					t.Errorf("unreached %s is not a failure: %+v", u.Cluster, u)
 				}
 			}
@@ -169,30 +174,30 @@ func TestSelect(t *testing.T) {
 // executor records what it was asked to do.
 type executor struct {
 	calls int
-	plan  *fluxop.Plan
+	plan  *ops.Plan
 }
 
-func (e *executor) Execute(_ context.Context, plan *fluxop.Plan, done func()) []fleet.ActionResult {
+func (e *executor) Execute(_ context.Context, plan *ops.Plan, done func()) []ops.Result {
 	e.calls++
 	e.plan = plan
-	out := make([]fleet.ActionResult, len(plan.Targets))
+	out := make([]ops.Result, len(plan.Targets))
 	for i := range plan.Targets {
-		out[i] = fleet.ActionResult{Result: fleet.Requested}
+		out[i] = ops.Result{Result: ops.Requested}
 		done()
 	}
 	// A result of the executor's own, after the targets': a source.
-	return append(out, fleet.ActionResult{Cluster: "aws", Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system", Result: fleet.Reconciled, Source: true})
+	return append(out, ops.Result{Cluster: "aws", Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system", Result: ops.Reconciled, Source: true})
 }
 
 func TestRunExecutesAndReports(t *testing.T) {
-	plan := fluxop.Select(walkFleet(t, true), fluxop.Reconcile, fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}, Levels: map[fluxop.Level]bool{fluxop.LevelMaster: true}})
+	plan := ops.Select(walkFleet(t, true), ops.Reconcile, ops.Selection{Kinds: map[string]bool{"Kustomization": true}, Levels: map[ops.Level]bool{ops.LevelMaster: true}}, adapters)
 	exec := &executor{}
 	var progress []int
 	clock := time.Unix(1700000000, 0)
 	now := func() time.Time { clock = clock.Add(time.Second); return clock }
-	report, err := fluxop.Run(context.Background(), plan, fluxop.Config{
+	report, err := ops.Run(context.Background(), plan, ops.Config{
 		Executor: exec, Now: now, Progress: func(done, total int) { progress = append(progress, done*10+total) },
-		Confirm: func(*fluxop.Plan) error { return nil },
+		Confirm: func(*ops.Plan) error { return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +211,7 @@ func TestRunExecutesAndReports(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(fleet.ActionSummary{Clusters: 2, Objects: 3, Results: map[fleet.Outcome]int{fleet.Requested: 2, fleet.Reconciled: 1}, Seconds: 1}, report.Summary); diff != "" {
+	if diff := cmp.Diff(ops.Summary{Clusters: 2, Objects: 3, Results: map[ops.Outcome]int{ops.Requested: 2, ops.Reconciled: 1}, Seconds: 1}, report.Summary); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]int{2, 12, 22}, progress); diff != "" {
@@ -218,21 +223,21 @@ func TestRunDryRunNeedsNoConnectionAndNoConfirmation(t *testing.T) {
 	exec := &executor{}
 	confirmed := false
 	for _, tt := range []struct {
-		verb  fluxop.Verb
+		verb  ops.Verb
 		named bool
-		want  map[string]fleet.Outcome
+		want  map[string]ops.Outcome
 	}{
-		{fluxop.Reconcile, false, map[string]fleet.Outcome{"flux-system": fleet.WouldReconcile, "apps": fleet.WouldSkip}},
-		{fluxop.Reconcile, true, map[string]fleet.Outcome{"apps": fleet.WouldRefuse}},
-		{fluxop.Suspend, false, map[string]fleet.Outcome{"flux-system": fleet.WouldSuspend, "apps": fleet.AlreadySuspended}},
-		{fluxop.Resume, false, map[string]fleet.Outcome{"flux-system": fleet.NotSuspended, "apps": fleet.WouldResume}},
+		{ops.Reconcile, false, map[string]ops.Outcome{"flux-system": ops.WouldReconcile, "apps": ops.WouldSkip}},
+		{ops.Reconcile, true, map[string]ops.Outcome{"apps": ops.WouldRefuse}},
+		{ops.Suspend, false, map[string]ops.Outcome{"flux-system": ops.WouldSuspend, "apps": ops.AlreadySuspended}},
+		{ops.Resume, false, map[string]ops.Outcome{"flux-system": ops.NotSuspended, "apps": ops.WouldResume}},
 	} {
-		sel := fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}, Levels: map[fluxop.Level]bool{fluxop.LevelTenant: true}}
+		sel := ops.Selection{Kinds: map[string]bool{"Kustomization": true}, Levels: map[ops.Level]bool{ops.LevelTenant: true}}
 		if tt.named {
 			sel.Name = "apps"
 		}
-		plan := fluxop.Select(walkFleet(t, false), tt.verb, sel)
-		report, err := fluxop.Run(context.Background(), plan, fluxop.Config{DryRun: true, Executor: exec, Confirm: func(*fluxop.Plan) error { confirmed = true; return nil }})
+		plan := ops.Select(walkFleet(t, false), tt.verb, sel, adapters)
+		report, err := ops.Run(context.Background(), plan, ops.Config{DryRun: true, Executor: exec, Confirm: func(*ops.Plan) error { confirmed = true; return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +245,7 @@ func TestRunDryRunNeedsNoConnectionAndNoConfirmation(t *testing.T) {
 			if r.Cluster == "aws/team-a" && r.Result != tt.want[r.Name] {
 				t.Errorf("%s --dry-run (named %v) of %s: %q, want %q", tt.verb, tt.named, r.Name, r.Result, tt.want[r.Name])
 			}
-			if r.Result == fleet.WouldRefuse && !r.Failed {
+			if r.Result == ops.WouldRefuse && !r.Failed {
 				t.Error("a refusal does not count as failed")
 			}
 		}
@@ -255,8 +260,8 @@ func TestRunDryRunNeedsNoConnectionAndNoConfirmation(t *testing.T) {
 
 func TestRunStopsWhenNotConfirmed(t *testing.T) {
 	exec := &executor{}
-	plan := fluxop.Select(walkFleet(t, true), fluxop.Suspend, fluxop.Selection{Kinds: map[string]bool{"Kustomization": true}})
-	_, err := fluxop.Run(context.Background(), plan, fluxop.Config{Executor: exec, Confirm: func(p *fluxop.Plan) error {
+	plan := ops.Select(walkFleet(t, true), ops.Suspend, ops.Selection{Kinds: map[string]bool{"Kustomization": true}}, adapters)
+	_, err := ops.Run(context.Background(), plan, ops.Config{Executor: exec, Confirm: func(p *ops.Plan) error {
 		if len(p.Targets) != 6 || p.Clusters() != 5 {
 			t.Errorf("asked about %d objects on %d clusters, want 6 on 5", len(p.Targets), p.Clusters())
 		}
@@ -268,8 +273,8 @@ func TestRunStopsWhenNotConfirmed(t *testing.T) {
 }
 
 func TestRunWithNothingSelectedAsksNothing(t *testing.T) {
-	plan := fluxop.Select(walkFleet(t, true), fluxop.Resume, fluxop.Selection{Kinds: map[string]bool{"HelmRelease": true}, Name: "absent", Levels: map[fluxop.Level]bool{fluxop.LevelMaster: true}})
-	report, err := fluxop.Run(context.Background(), plan, fluxop.Config{Executor: &executor{}, Confirm: func(*fluxop.Plan) error { return errors.New("asked") }})
+	plan := ops.Select(walkFleet(t, true), ops.Resume, ops.Selection{Kinds: map[string]bool{"HelmRelease": true}, Name: "absent", Levels: map[ops.Level]bool{ops.LevelMaster: true}}, adapters)
+	report, err := ops.Run(context.Background(), plan, ops.Config{Executor: &executor{}, Confirm: func(*ops.Plan) error { return errors.New("asked") }})
 	if err != nil || len(report.Results) != 0 {
 		t.Errorf("report %+v, err %v; want an empty report", report, err)
 	}
@@ -307,28 +312,28 @@ func TestSelectApplications(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		verb   fluxop.Verb
-		levels fluxop.LevelSet
+		verb   ops.Verb
+		levels ops.LevelSet
 		want   []string
 		held   []string
 	}{
-		{fluxop.Reconcile, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/manual → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, nil},
-		{fluxop.Suspend, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, []string{"/: argocd/manual synced by hand (no spec.syncPolicy.automated): nothing to suspend; left alone"}},
-		{fluxop.Resume, fluxop.LevelSet{fluxop.LevelRoot: true}, []string{"mom: argocd/ghost → none", "mom: argocd/self → "}, nil},
-		{fluxop.Resume, fluxop.LevelSet{fluxop.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/to-aws → aws"}, []string{
+		{ops.Reconcile, ops.LevelSet{ops.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/manual → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, nil},
+		{ops.Suspend, ops.LevelSet{ops.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/paused → aws", "mom: argocd/to-aws → aws"}, []string{"/: argocd/manual synced by hand (no spec.syncPolicy.automated): nothing to suspend; left alone"}},
+		{ops.Resume, ops.LevelSet{ops.LevelRoot: true}, []string{"mom: argocd/ghost → none", "mom: argocd/self → "}, nil},
+		{ops.Resume, ops.LevelSet{ops.LevelMaster: true}, []string{"aws: argocd/local → aws", "mom: argocd/to-aws → aws"}, []string{
 			"/: argocd/manual synced by hand (no spec.syncPolicy.automated): nothing to resume; left alone",
 			"/: argocd/paused automated sync turned off without kubectl fleet's annotations (who did is not recorded): left off; --include-foreign turns it on"}},
-		{fluxop.Reconcile, fluxop.LevelSet{fluxop.LevelTenant: true}, []string{"aws: argocd/to-team-a → aws/team-a"}, nil},
+		{ops.Reconcile, ops.LevelSet{ops.LevelTenant: true}, []string{"aws: argocd/to-team-a → aws/team-a"}, nil},
 	} {
-		plan := fluxop.Select(res, tt.verb, fluxop.Selection{Kinds: map[string]bool{fluxop.ApplicationKind: true, "Kustomization": true}, Levels: tt.levels})
+		plan := ops.Select(res, tt.verb, ops.Selection{Kinds: map[string]bool{argocd.ApplicationKind: true, "Kustomization": true}, Levels: tt.levels}, adapters)
 		var got, held []string
 		for _, tg := range plan.Targets {
 			to := "none"
-			if tg.App.Target != nil {
-				to = *tg.App.Target
+			if tg.To != nil {
+				to = *tg.To
 			}
 			got = append(got, fmt.Sprintf("%s: %s/%s → %s", tg.Node.Name, tg.Object.Namespace, tg.Object.Name, to))
-			if tg.Client == nil || tg.Object.Kind != fluxop.ApplicationKind {
+			if tg.Client == nil || tg.Object.Kind != argocd.ApplicationKind {
 				t.Errorf("%s: no client of its holder, or kind %q", tg.Object.Name, tg.Object.Kind)
 			}
 		}
@@ -342,5 +347,86 @@ func TestSelectApplications(t *testing.T) {
 		if diff := cmp.Diff(tt.held, held); diff != "" {
 			t.Errorf("%s at %v: held (-want +got):\n%s", tt.verb, tt.levels, diff)
 		}
+	}
+}
+
+// TestParseKinds reads --kind as kubectl users type it, from every
+// adapter's kinds, and names them all when one is unknown.
+func TestParseKinds(t *testing.T) {
+	got, err := ops.ParseKinds(adapters, nil)
+	if err != nil || !cmp.Equal(got, map[string]bool{"Kustomization": true, "HelmRelease": true, "Application": true}) {
+		t.Errorf("no --kind: %v, %v; want the default kinds", got, err)
+	}
+	got, err = ops.ParseKinds(adapters, []string{"KS", "gitrepos", "apps"})
+	if err != nil || !cmp.Equal(got, map[string]bool{"Kustomization": true, "GitRepository": true, "Application": true}) {
+		t.Errorf("ks, gitrepos, apps: %v, %v", got, err)
+	}
+	_, err = ops.ParseKinds(adapters, []string{"bucket"})
+	want := `unknown kind "bucket": use kustomization (ks), helmrelease (hr), gitrepository (gitrepo), ocirepository (ocirepo), helmrepository (helmrepo), application (app)`
+	if err == nil || err.Error() != want {
+		t.Errorf("bucket: %v, want %s", err, want)
+	}
+}
+
+// recorder is an adapter that records what it is asked to do: the runner
+// names no integration, and any adapter plugs into it.
+type recorder struct {
+	name   string
+	starts int
+}
+
+func (r *recorder) Noun() string      { return r.name + " object" }
+func (r *recorder) Kinds() []ops.Kind { return []ops.Kind{{Name: r.name, Aliases: []string{r.name}}} }
+func (r *recorder) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.Selection) {
+	o := ops.Object{Kind: r.name, Name: n.Name}
+	if sel.Matches(&o) {
+		p.Targets = append(p.Targets, ops.Target{Node: n, Object: o, Adapter: r, Client: w.Client(n)})
+	}
+}
+func (r *recorder) Preview(p *ops.Plan, t *ops.Target) ops.Result {
+	return ops.Preview(p.Verb, false, false, ops.Result{})
+}
+func (r *recorder) Start(x *ops.Execution) ops.Actor { r.starts++; return recorderActor{r} }
+func (r *recorder) Edit([]byte, int, ops.Verb) ([]byte, bool, string, error) {
+	return nil, false, "", nil
+}
+
+type recorderActor struct{ r *recorder }
+
+func (a recorderActor) Act(_ context.Context, t *ops.Target) ops.Result {
+	return ops.Result{Result: ops.Requested, Message: a.r.name}
+}
+func (a recorderActor) Done() []ops.Result {
+	return []ops.Result{{Cluster: "", Kind: a.r.name, Name: "extra", Result: ops.Reconciled, Source: true}}
+}
+
+// TestLiveRunsEachAdapterOnce: one actor per adapter and execution, each
+// target acted on by its own adapter's, the actors' results after the
+// targets', and the plan's noun that of its one adapter, or "object".
+func TestLiveRunsEachAdapterOnce(t *testing.T) {
+	a, b := &recorder{name: "A"}, &recorder{name: "B"}
+	res := walkFleet(t, true)
+	plan := ops.Select(res, ops.Reconcile, ops.Selection{Kinds: map[string]bool{"A": true, "B": true}, Levels: ops.LevelSet{ops.LevelMaster: true}}, []ops.Adapter{a, b})
+	if plan.Noun() != "object" {
+		t.Errorf("noun of a plan of two adapters: %q, want object", plan.Noun())
+	}
+	report, err := ops.Run(context.Background(), plan, ops.Config{Executor: &ops.Live{Concurrency: 2, Now: time.Now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range report.Results {
+		got = append(got, fmt.Sprintf("%s %s/%s %s %s", fleet.DisplayPath(r.Cluster), r.Kind, r.Name, r.Result, r.Message))
+	}
+	want := []string{"/ A/extra reconciled ", "/ B/extra reconciled ", "aws A/aws requested A", "aws B/aws requested B", "azure A/azure requested A", "azure B/azure requested B"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if a.starts != 1 || b.starts != 1 {
+		t.Errorf("actors started %d and %d times, want once each", a.starts, b.starts)
+	}
+	one := ops.Select(res, ops.Reconcile, ops.Selection{Kinds: map[string]bool{"A": true}}, []ops.Adapter{a, b})
+	if one.Noun() != "A object" {
+		t.Errorf("noun of a plan of one adapter: %q, want its own", one.Noun())
 	}
 }

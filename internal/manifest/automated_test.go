@@ -1,11 +1,11 @@
-package gitops_test
+package manifest_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/manifest"
 )
 
 // application is an Argo CD Application up to its spec's first key; the
@@ -173,7 +173,7 @@ func TestSetAutomated(t *testing.T) {
 			if want == "" {
 				want = tc.in
 			}
-			out, changed, manual, err := gitops.SetAutomated(in, tc.doc, tc.enabled)
+			out, changed, manual, err := manifest.SetAutomated(in, tc.doc, tc.enabled)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,12 +186,12 @@ func TestSetAutomated(t *testing.T) {
 			if n := changedLines(in, out); tc.changed && n != 1 {
 				t.Errorf("%d lines differ, want exactly the enabled line", n)
 			}
-			again, changed, _, err := gitops.SetAutomated(out, tc.doc, tc.enabled)
+			again, changed, _, err := manifest.SetAutomated(out, tc.doc, tc.enabled)
 			if err != nil || changed || !bytes.Equal(again, out) {
 				t.Errorf("the same edit again changed %v (err %v): it must be idempotent", changed, err)
 			}
 			if tc.restores {
-				back, _, _, err := gitops.SetAutomated(out, tc.doc, !tc.enabled)
+				back, _, _, err := manifest.SetAutomated(out, tc.doc, !tc.enabled)
 				if err != nil || !bytes.Equal(back, in) {
 					t.Errorf("the opposite edit does not restore the input (err %v):\n%s", err, back)
 				}
@@ -229,7 +229,7 @@ func TestSetAutomatedRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, changed, manual, err := gitops.SetAutomated([]byte(tc.in), tc.doc, tc.enabled)
+			out, changed, manual, err := manifest.SetAutomated([]byte(tc.in), tc.doc, tc.enabled)
 			if err == nil || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("err = %v, want one that says %q", err, tc.says)
 			}

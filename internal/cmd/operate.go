@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,12 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
-// Flags of the Flux operations.
+// Flags of the operations.
 const (
 	flagKind           = "kind"
 	flagName           = "name"
@@ -40,24 +38,28 @@ const (
 	flagBranch         = "branch"
 )
 
-// noMatch is what an operation that selected nothing says.
-const noMatch = "No matching Flux objects or Argo CD Applications."
-
-// applicationAliases are the names --kind takes for Argo CD Applications.
-func applicationAliases() []string { return []string{"application", "app", "applications", "apps"} }
+// noMatch is what an operation that selected nothing says: no matching
+// Flux objects or Argo CD Applications, say.
+func noMatch(adapters []ops.Adapter) string {
+	var nouns []string
+	for _, a := range adapters {
+		nouns = append(nouns, a.Noun()+"s")
+	}
+	return "No matching " + strings.Join(nouns, " or ") + "."
+}
 
 // pollInterval is how often --wait reads an object back.
 const pollInterval = 500 * time.Millisecond
 
-// fluxVerb is what differs between reconcile, suspend and resume.
-type fluxVerb struct {
-	name    fluxop.Verb
+// opVerb is what differs between reconcile, suspend and resume.
+type opVerb struct {
+	name    ops.Verb
 	present string // reconciling
 }
 
-// FluxActionOptions are the flags and arguments shared by reconcile,
+// OperationOptions are the flags and arguments shared by reconcile,
 // suspend and resume: which objects, on which clusters, and how.
-type FluxActionOptions struct {
+type OperationOptions struct {
 	*RootOptions
 	WalkFlags
 
@@ -85,16 +87,16 @@ type FluxActionOptions struct {
 	Branch string
 	Force  bool
 
-	verb      fluxVerb
+	verb      opVerb
 	command   string
 	paths     [][]fleet.Segment
-	selection fluxop.Selection
+	selection ops.Selection
 	now       func() time.Time
 }
 
-// newFluxActionCommand builds reconcile, suspend or resume around verb.
-func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) *cobra.Command {
-	o := &FluxActionOptions{RootOptions: root, WalkFlags: NewWalkFlags(), verb: verb, Timeout: 5 * time.Minute, now: time.Now}
+// newOperationCommand builds reconcile, suspend or resume around verb.
+func newOperationCommand(root *RootOptions, verb opVerb, cmd *cobra.Command) *cobra.Command {
+	o := &OperationOptions{RootOptions: root, WalkFlags: NewWalkFlags(), verb: verb, Timeout: 5 * time.Minute, now: time.Now}
 	o.timeoutFlag = flagClusterTimeout
 	cmd.Use = string(verb.name) + " [PATH...]"
 	cmd.ValidArgsFunction = completePaths(root)
@@ -107,14 +109,17 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 		}
 		return o.Run(c.Context())
 	}
-	var kinds []string
-	for _, k := range flux.ListedKinds() {
+	var kinds, kindHelp, defaults []string
+	for _, k := range ops.Kinds(root.Providers.Operations()) {
 		kinds = append(kinds, k.Aliases[0])
+		kindHelp = append(kindHelp, ops.AliasList(k.Aliases))
+		if k.Default {
+			defaults = append(defaults, k.Aliases[0])
+		}
 	}
-	kinds = append(kinds, applicationAliases()[0])
 	f := cmd.Flags()
 	o.AddFlags(f)
-	f.StringSliceVar(&o.Kinds, flagKind, nil, "Kinds to act on: kustomization (ks), helmrelease (hr), gitrepository, ocirepository, helmrepository, and Argo CD's application (app) (default kustomization,helmrelease,application)")
+	f.StringSliceVar(&o.Kinds, flagKind, nil, fmt.Sprintf("Kinds to act on: %s (default %s)", strings.Join(kindHelp, ", "), strings.Join(defaults, ",")))
 	f.StringVar(&o.Name, flagName, "", "Only the objects of this name")
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the objects (e.g. -l app=cert-manager)")
 	f.BoolVarP(&o.AllNamespaces, flagAllNamespaces, "A", false, "Objects of every namespace (the default, unless -n is given)")
@@ -127,20 +132,20 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 	completeValues(cmd, flagLevel, levelNames()...)
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
 	switch verb.name {
-	case fluxop.Reconcile:
+	case ops.Reconcile:
 		f.BoolVar(&o.WithSource, flagWithSource, false, "Reconcile each object's source first (once per cluster), and wait for it; an Argo CD Application gets a hard refresh (its manifests rendered again)")
 		f.BoolVar(&o.Wait, flagWait, false, "Wait for each object to be reconciled and Ready (an Application: refreshed, status.reconciledAt past the request, and not Degraded)")
 		f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait or --with-source: how long to wait for each object")
-	case fluxop.Suspend:
+	case ops.Suspend:
 		f.StringVar(&o.Reason, flagReason, "", "Why, recorded in the kubectl-fleet/suspend-reason annotation (with --git: in the commit message)")
 		f.StringVar(&o.Actor, flagActor, "", "Who, recorded in the kubectl-fleet/suspended-by annotation (default: the user of your kubeconfig context)")
-	case fluxop.Resume:
+	case ops.Resume:
 		f.BoolVar(&o.Wait, flagWait, false, "Wait for each resumed object to be reconciled and Ready")
 		f.BoolVar(&o.IncludeForeign, flagIncludeForeign, false, "Also resume objects that kubectl fleet did not suspend (no kubectl-fleet annotations): someone suspended them for their own reasons")
 		f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait: how long to wait for each object")
 		f.StringVar(&o.Reason, flagReason, "", "With --git: why, recorded in the commit message")
 	}
-	if verb.name != fluxop.Reconcile {
+	if verb.name != ops.Reconcile {
 		f.StringVar(&o.Git, flagGit, "", "Change no cluster: edit spec.suspend in the manifests of this checkout of the fleet repository and commit (docs/git-write-path.md)")
 		f.StringVar(&o.Branch, flagBranch, "", "With --git: commit on this new branch, for a review")
 		f.BoolVar(&o.Force, flagForce, false, "With --git: also change manifests that clusters outside the selection apply")
@@ -150,26 +155,14 @@ func newFluxActionCommand(root *RootOptions, verb fluxVerb, cmd *cobra.Command) 
 }
 
 // Complete parses PATHs, kinds, the selector, the namespace and the levels.
-func (o *FluxActionOptions) Complete(c *cobra.Command, args []string) error {
+func (o *OperationOptions) Complete(c *cobra.Command, args []string) error {
 	var err error
 	if o.paths, err = parsePaths(args); err != nil {
 		return err
 	}
-	kinds := o.Kinds
-	if len(kinds) == 0 {
-		kinds = []string{"kustomization", "helmrelease", "application"}
-	}
-	o.selection = fluxop.Selection{Kinds: map[string]bool{}, Name: o.Name, Levels: parseLevels(o.Levels), IncludeForeign: o.IncludeForeign || o.Git != ""}
-	for _, k := range kinds {
-		if slices.Contains(applicationAliases(), strings.ToLower(k)) {
-			o.selection.Kinds[fluxop.ApplicationKind] = true
-			continue
-		}
-		kind, err := flux.ParseKind(k)
-		if err != nil {
-			return fmt.Errorf("invalid --%s: %w, or Argo CD's %s", flagKind, err, strings.Join(applicationAliases(), ", "))
-		}
-		o.selection.Kinds[kind] = true
+	o.selection = ops.Selection{Name: o.Name, Levels: parseLevels(o.Levels), IncludeForeign: o.IncludeForeign || o.Git != ""}
+	if o.selection.Kinds, err = ops.ParseKinds(o.Providers.Operations(), o.Kinds); err != nil {
+		return fmt.Errorf("invalid --%s: %w", flagKind, err)
 	}
 	if o.selection.Labels, err = labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("invalid --%s %q: %w", flagSelector, o.Selector, err)
@@ -208,7 +201,7 @@ func commandLine(c *cobra.Command, args []string) string {
 }
 
 // Validate checks the flags, one message per conflict.
-func (o *FluxActionOptions) Validate() error {
+func (o *OperationOptions) Validate() error {
 	var errs []error
 	if err := o.validateShared(); err != nil {
 		errs = append(errs, err)
@@ -231,7 +224,7 @@ func (o *FluxActionOptions) Validate() error {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{flagBranch, o.Branch != ""}, {flagForce, o.Force}, {flagReason, o.Reason != "" && o.verb.name == fluxop.Resume}} {
+		}{{flagBranch, o.Branch != ""}, {flagForce, o.Force}, {flagReason, o.Reason != "" && o.verb.name == ops.Resume}} {
 			if f.set {
 				errs = append(errs, fmt.Errorf("--%s needs --%s", f.name, flagGit))
 			}
@@ -246,7 +239,7 @@ func (o *FluxActionOptions) Validate() error {
 // Run walks the selected clusters, then runs the operation on what it
 // found: the walk's connections are kept for the writes (a dry run needs
 // none), and the report is printed.
-func (o *FluxActionOptions) Run(ctx context.Context) error {
+func (o *OperationOptions) Run(ctx context.Context) error {
 	if o.Git != "" {
 		return o.runGit(ctx)
 	}
@@ -257,14 +250,14 @@ func (o *FluxActionOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plan := fluxop.Select(res, o.verb.name, o.selection)
-	report, err := fluxop.Run(ctx, plan, fluxop.Config{
+	plan := ops.Select(res, o.verb.name, o.selection, o.Providers.Operations())
+	report, err := ops.Run(ctx, plan, ops.Config{
 		DryRun:   o.DryRun,
 		Confirm:  o.confirm,
 		Progress: o.progress(),
 		Now:      o.now,
 		Started:  started,
-		Executor: &fluxop.Live{
+		Executor: &ops.Live{
 			Actor: o.Actor, Reason: o.Reason,
 			Wait: o.Wait, WaitTimeout: o.Timeout, PollInterval: pollInterval,
 			WithSource: o.WithSource, RequestTimeout: o.WalkFlags.Timeout, Concurrency: o.Concurrency, Now: o.now,
@@ -274,7 +267,7 @@ func (o *FluxActionOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(report.Results) == 0 {
-		fmt.Fprintln(o.ErrOut, noMatch)
+		fmt.Fprintln(o.ErrOut, noMatch(o.Providers.Operations()))
 		return nil
 	}
 	if err := o.print(report); err != nil {
@@ -285,11 +278,11 @@ func (o *FluxActionOptions) Run(ctx context.Context) error {
 
 // confirm guards a write to the whole fleet: --all or --yes, or a yes
 // typed at a terminal.
-func (o *FluxActionOptions) confirm(plan *fluxop.Plan) error {
+func (o *OperationOptions) confirm(plan *ops.Plan) error {
 	if len(o.paths) > 0 || len(o.Envs) > 0 || o.All || o.Yes || len(plan.Targets) == 0 {
 		return nil
 	}
-	what := fmt.Sprintf("%s %s on %s, the whole fleet (no PATH or --%s)", o.verb.name, fleet.Plural(len(plan.Targets), "Flux object"), fleet.Plural(plan.Clusters(), "cluster"), flagEnv)
+	what := fmt.Sprintf("%s %s on %s, the whole fleet (no PATH or --%s)", o.verb.name, fleet.Plural(len(plan.Targets), plan.Noun()), fleet.Plural(plan.Clusters(), "cluster"), flagEnv)
 	if !isTerminal(o.In) {
 		return fmt.Errorf("refusing to %s without confirmation: this would %s; add --%s (or --%s), or select clusters with PATH or --%s",
 			o.verb.name, what, flagAll, flagYes, flagEnv)
@@ -312,7 +305,7 @@ func confirm(in io.Reader, out io.Writer, question string) bool {
 }
 
 // progress draws "reconciling 37/120 …" on stderr when it is a terminal.
-func (o *FluxActionOptions) progress() func(done, total int) {
+func (o *OperationOptions) progress() func(done, total int) {
 	if !isTerminal(o.ErrOut) {
 		return nil
 	}
@@ -329,7 +322,7 @@ func (o *FluxActionOptions) progress() func(done, total int) {
 	}
 }
 
-func (o *FluxActionOptions) print(r *fleet.ActionReport) error {
+func (o *OperationOptions) print(r *ops.Report) error {
 	for _, res := range r.Results {
 		if res.Warning != "" {
 			printLine(o.ErrOut, "%s: %s %s/%s: warning: %s", fleet.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Warning)
@@ -342,7 +335,7 @@ func (o *FluxActionOptions) print(r *fleet.ActionReport) error {
 
 // exitFor is ExitOK when nothing failed, ExitPartial when some results
 // failed, and ExitFailure when none succeeded.
-func exitFor(r *fleet.ActionReport) error {
+func exitFor(r *ops.Report) error {
 	if r.Summary.Failed == 0 {
 		return nil
 	}

@@ -1,6 +1,6 @@
-package fleet
+package ops
 
-// Outcome is what a Flux operation did with one object, or with a cluster
+// Outcome is what an operation did with one object, or with a cluster
 // it could not reach: a fixed word, so that scripts can rely on it.
 type Outcome string
 
@@ -36,15 +36,16 @@ func (o Outcome) Changes() bool {
 	return true
 }
 
-// ActionResult is the outcome of one Flux operation (reconcile, suspend,
-// resume) on one object of one cluster, or of a cluster that could not be
-// reached to operate on.
-type ActionResult struct {
+// Result is the outcome of one operation (reconcile, suspend, resume)
+// on one object of one cluster, or of a cluster that could not be reached
+// to operate on.
+type Result struct {
 	// Cluster is the cluster's path; "" is the root.
 	Cluster string `json:"cluster"`
-	// Target is, for an Argo CD Application, the path of the cluster it
-	// deploys to (Cluster holds it); nil when that is no cluster the walk
-	// knows, or for a Flux object.
+	// Target is, for an object that deploys to another cluster than the
+	// one that holds it (an Argo CD Application), the path of the cluster
+	// it deploys to; nil when that is no cluster the walk knows, or for an
+	// object that deploys where it is (a Flux object).
 	Target    *string `json:"target,omitempty"`
 	Kind      string  `json:"kind,omitempty"`
 	Namespace string  `json:"namespace,omitempty"`
@@ -62,12 +63,12 @@ type ActionResult struct {
 	Warning string `json:"warning,omitempty" escape:"oneline"`
 }
 
-// ActionReport is what a fleet-wide Flux operation did.
-type ActionReport struct {
-	Action  string         `json:"action"`
-	DryRun  bool           `json:"dryRun"`
-	Results []ActionResult `json:"results"`
-	Summary ActionSummary  `json:"summary"`
+// Report is what a fleet-wide operation did.
+type Report struct {
+	Action  string   `json:"action"`
+	DryRun  bool     `json:"dryRun"`
+	Results []Result `json:"results"`
+	Summary Summary  `json:"summary"`
 	// Git is the commit a --git run made, or would make.
 	Git *GitCommit `json:"git,omitempty"`
 }
@@ -86,8 +87,8 @@ type GitCommit struct {
 	Diff string `json:"diff,omitempty"`
 }
 
-// ActionSummary counts the results.
-type ActionSummary struct {
+// Summary counts the results.
+type Summary struct {
 	Clusters int `json:"clusters"`
 	Objects  int `json:"objects"`
 	// Results counts each outcome.

@@ -1,23 +1,22 @@
-package fluxop
+package gitops
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // GitConfig tunes a suspend or resume made in git.
 type GitConfig struct {
-	Locator *gitops.Locator
+	Locator *Locator
 	// Reason goes into the commit message.
 	Reason string
 	// Force edits manifests that clusters outside the selection apply too.
@@ -29,13 +28,15 @@ type GitConfig struct {
 // GitChange is a suspend or resume as edits of a checkout: what a commit
 // will carry.
 type GitChange struct {
-	Verb    Verb
-	Results []fleet.ActionResult
-	Edits   []*gitops.Edit
+	Verb    ops.Verb
+	Results []ops.Result
+	Edits   []*Edit
 	// Clusters are the clusters the changed manifests reach.
 	Clusters []string
 	// Remote is the remote to push to.
 	Remote string
+	// nouns name the committed objects, one per adapter (ops.Adapter.Noun).
+	nouns []string
 }
 
 // RefusedError is a git change that cannot be made: every reason, and
@@ -52,13 +53,13 @@ func (e *RefusedError) Error() string {
 // not found or not unique, when a file to change has uncommitted changes,
 // and (without Force) when a changed file is applied to clusters outside
 // the selection.
-func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error) {
-	if plan.Verb != Suspend && plan.Verb != Resume {
+func PlanGit(ctx context.Context, plan *ops.Plan, cfg GitConfig) (*GitChange, error) {
+	if plan.Verb != ops.Suspend && plan.Verb != ops.Resume {
 		return nil, fmt.Errorf("%s cannot be made in git", plan.Verb)
 	}
 	l := cfg.Locator
 	change := &GitChange{Verb: plan.Verb, Results: plan.Decided(), Remote: l.Remote(nil, nil)}
-	edits := map[string]*gitops.Edit{}
+	edits := map[string]*Edit{}
 	var problems []string
 	selected := map[string]bool{}
 	reaches := map[string]bool{}
@@ -71,7 +72,7 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		selected[t.Node.Path] = true
 	}
 	for _, t := range plan.Targets {
-		o := gitops.Object{Group: groupOf(&t), Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}
+		o := Object{Group: t.Object.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}
 		where := fmt.Sprintf("%s on %s", o, clusterName(t.Node.Path))
 		owner, on := l.Owner(t.Node, t.Object.Labels)
 		m, err := l.Locate(o, owner)
@@ -87,31 +88,29 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 			}
 			edits[m.File] = e
 		}
-		res := fleet.ActionResult{Cluster: t.Node.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Message: m.String()}
+		res := ops.Result{Cluster: t.Node.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Message: m.String()}
 		key := done{m.File, m.Doc}
-		var after []byte
-		var changed, manual bool
-		if t.App != nil {
-			res.Target = t.App.Target
-			after, changed, manual, err = gitops.SetAutomated(e.After, m.Doc, plan.Verb == Resume)
-		} else {
-			after, changed, err = gitops.SetSuspend(e.After, m.Doc, plan.Verb == Suspend)
-		}
+		res.Target = t.To
+		after, changed, leftAlone, err := t.Adapter.Edit(e.After, m.Doc, plan.Verb)
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %s: %v", where, m, err))
 			continue
-		case manual:
-			// The cluster saw automated sync; the manifest has none: the
-			// commit would change nothing, and the cluster differs from git.
-			res.Result, res.Message = fleet.Skipped, m.String()+": synced by hand in git (no spec.syncPolicy.automated): nothing to "+string(plan.Verb)+"; left alone"
+		case leftAlone != "":
+			// The cluster saw the object one way, the manifest says
+			// another: the commit would change nothing, and the cluster
+			// differs from git.
+			res.Result, res.Message = ops.Skipped, m.String()+": "+leftAlone
 		case changed || applied[key]:
 			e.After, applied[key] = after, true
-			res.Result = fleet.Committed
-		case plan.Verb == Suspend:
-			res.Result = fleet.AlreadySuspended
+			res.Result = ops.Committed
+			if noun := t.Adapter.Noun(); !slices.Contains(change.nouns, noun) {
+				change.nouns = append(change.nouns, noun)
+			}
+		case plan.Verb == ops.Suspend:
+			res.Result = ops.AlreadySuspended
 		default:
-			res.Result = fleet.NotSuspended
+			res.Result = ops.NotSuspended
 		}
 		change.Results = append(change.Results, res)
 		if owner != nil {
@@ -150,7 +149,7 @@ func PlanGit(ctx context.Context, plan *Plan, cfg GitConfig) (*GitChange, error)
 		}
 	}
 	for _, r := range change.Results {
-		if r.Result == fleet.Committed {
+		if r.Result == ops.Committed {
 			reaches[r.Cluster] = true
 		}
 	}
@@ -182,17 +181,15 @@ func clusterName(path string) string {
 
 // Message is the commit message: what changed, where it reaches, why.
 func (c *GitChange) Message(reason, command string) string {
-	var changed []fleet.ActionResult
+	var changed []ops.Result
 	for _, r := range c.Results {
-		if r.Result == fleet.Committed {
+		if r.Result == ops.Committed {
 			changed = append(changed, r)
 		}
 	}
-	noun := "Flux object"
-	for _, r := range changed {
-		if r.Kind == ApplicationKind {
-			noun = "object"
-		}
+	noun := "object"
+	if len(c.nouns) == 1 {
+		noun = c.nouns[0]
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s on %s\n\n", c.Verb, fleet.Plural(len(changed), noun), fleet.Plural(len(c.Clusters), "cluster"))
@@ -220,7 +217,7 @@ func (c *GitChange) Message(reason, command string) string {
 }
 
 // Commit makes the one commit of the change, on a new branch when given.
-func (c *GitChange) Commit(ctx context.Context, l *gitops.Locator, branch, message string) (string, error) {
+func (c *GitChange) Commit(ctx context.Context, l *Locator, branch, message string) (string, error) {
 	if len(c.Edits) == 0 {
 		return "", errors.New("nothing to commit")
 	}
@@ -240,10 +237,10 @@ type GitRun struct {
 
 // RunGit commits the change (or, in a dry run, shows its diff) and reports
 // it as an action report whose Git says what the commit holds.
-func RunGit(ctx context.Context, change *GitChange, l *gitops.Locator, run GitRun) (*fleet.ActionReport, error) {
-	report := &fleet.ActionReport{Action: string(change.Verb), DryRun: run.DryRun, Results: change.Results}
+func RunGit(ctx context.Context, change *GitChange, l *Locator, run GitRun) (*ops.Report, error) {
+	report := &ops.Report{Action: string(change.Verb), DryRun: run.DryRun, Results: change.Results}
 	msg := change.Message(run.Reason, run.Command)
-	g := &fleet.GitCommit{Dir: l.Checkout.Dir, Branch: run.Branch, Message: msg, Files: []string{}}
+	g := &ops.GitCommit{Dir: l.Checkout.Dir, Branch: run.Branch, Message: msg, Files: []string{}}
 	for _, e := range change.Edits {
 		g.Files = append(g.Files, e.File)
 	}
@@ -251,11 +248,11 @@ func RunGit(ctx context.Context, change *GitChange, l *gitops.Locator, run GitRu
 	switch {
 	case run.DryRun:
 		for i := range report.Results {
-			if report.Results[i].Result == fleet.Committed {
-				report.Results[i].Result = fleet.WouldCommit
+			if report.Results[i].Result == ops.Committed {
+				report.Results[i].Result = ops.WouldCommit
 			}
 		}
-		d, err := gitops.Diff(change.Edits)
+		d, err := Diff(change.Edits)
 		if err != nil {
 			return nil, err
 		}
@@ -272,16 +269,6 @@ func RunGit(ctx context.Context, change *GitChange, l *gitops.Locator, run GitRu
 		}
 		g.Push = fmt.Sprintf("git -C %s push %s %s", l.Checkout.Dir, change.Remote, ref)
 	}
-	sortResults(report.Results)
-	summarize(report, run.Now().Sub(run.Started))
+	ops.Finish(report, run.Now().Sub(run.Started))
 	return report, nil
-}
-
-// groupOf is the API group of a target's kind.
-func groupOf(t *Target) string {
-	if t.App != nil {
-		return argocd.ApplicationGVK().Group
-	}
-	k, _ := flux.KindNamed(t.Object.Kind)
-	return k.API.GVK.Group
 }

@@ -1,4 +1,4 @@
-package gitops
+package manifest
 
 import (
 	"bytes"
@@ -97,7 +97,7 @@ func FuzzSetAutomated(f *testing.F) {
 // as a Kubernetes client does, decoded: nil when the Application syncs by
 // hand; ok is false when the document does not decode.
 func readAutomated(data []byte, doc int) (enabled *bool, ok bool) {
-	docs, err := decode(data)
+	docs, err := Decode(data)
 	if err != nil || doc < 0 || doc >= len(docs) {
 		return nil, false
 	}
@@ -132,7 +132,7 @@ func readAutomated(data []byte, doc int) (enabled *bool, ok bool) {
 // any node below it.
 func automatedLines(t *testing.T, data []byte, doc int) (first, last int) {
 	t.Helper()
-	docs, err := decode(data)
+	docs, err := Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxop"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // runGit makes suspend or resume a commit to the checkout at --git: the
@@ -16,7 +15,7 @@ import (
 // manifest and every cluster that manifest reaches; then the manifests are
 // edited and committed, or, with --dry-run, their diff is printed. No
 // cluster is written to.
-func (o *FluxActionOptions) runGit(ctx context.Context) error {
+func (o *OperationOptions) runGit(ctx context.Context) error {
 	started := o.now()
 	checkout, err := gitops.Open(ctx, o.Git)
 	if err != nil {
@@ -31,24 +30,24 @@ func (o *FluxActionOptions) runGit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plan := fluxop.Select(res, o.verb.name, o.selection)
+	plan := ops.Select(res, o.verb.name, o.selection, o.Providers.Operations())
 	if len(plan.Targets) == 0 && len(plan.Decided()) == 0 {
-		fmt.Fprintln(o.ErrOut, noMatch)
+		fmt.Fprintln(o.ErrOut, noMatch(o.Providers.Operations()))
 		return nil
 	}
 	if err := o.confirm(plan); err != nil {
 		return err
 	}
 	loc := gitops.NewLocator(checkout, res.Root, nil)
-	change, err := fluxop.PlanGit(ctx, plan, fluxop.GitConfig{Locator: loc, Force: o.Force})
+	change, err := gitops.PlanGit(ctx, plan, gitops.GitConfig{Locator: loc, Force: o.Force})
 	if err != nil {
-		var refused *fluxop.RefusedError
+		var refused *gitops.RefusedError
 		if errors.As(err, &refused) {
 			return fmt.Errorf("%s --%s refused, %w", o.verb.name, flagGit, err)
 		}
 		return err
 	}
-	report, err := fluxop.RunGit(ctx, change, loc, fluxop.GitRun{
+	report, err := gitops.RunGit(ctx, change, loc, gitops.GitRun{
 		DryRun: o.DryRun, Branch: o.Branch, Reason: o.Reason,
 		Command: o.command, Started: started, Now: o.now,
 	})
@@ -66,7 +65,7 @@ func (o *FluxActionOptions) runGit(ctx context.Context) error {
 
 // printGit says, under the table, what the commit is and how to publish
 // it, or shows the diff of a dry run.
-func (o *FluxActionOptions) printGit(r *fleet.ActionReport) {
+func (o *OperationOptions) printGit(r *ops.Report) {
 	g := r.Git
 	switch {
 	case g.Diff != "":

@@ -1,4 +1,4 @@
-package fluxop
+package ops
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -16,7 +15,7 @@ type Executor interface {
 	// target, in the targets' order, and may add results of its own after
 	// them (sources reconciled first, say); it calls done as each target
 	// finishes.
-	Execute(ctx context.Context, plan *Plan, done func()) []fleet.ActionResult
+	Execute(ctx context.Context, plan *Plan, done func()) []Result
 }
 
 // Config is one run of an operation on a plan.
@@ -39,7 +38,7 @@ type Config struct {
 // Run executes plan (or, for a dry run, says what it would do) and
 // reports. A plan with neither targets nor unreached clusters gives an
 // empty report and asks nothing.
-func Run(ctx context.Context, plan *Plan, cfg Config) (*fleet.ActionReport, error) {
+func Run(ctx context.Context, plan *Plan, cfg Config) (*Report, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -47,16 +46,17 @@ func Run(ctx context.Context, plan *Plan, cfg Config) (*fleet.ActionReport, erro
 	if started.IsZero() {
 		started = cfg.Now()
 	}
-	report := &fleet.ActionReport{Action: string(plan.Verb), DryRun: cfg.DryRun, Results: []fleet.ActionResult{}}
+	report := &Report{Action: string(plan.Verb), DryRun: cfg.DryRun, Results: []Result{}}
 	if len(plan.Targets) == 0 && len(plan.Decided()) == 0 {
 		return report, nil
 	}
 	report.Results = append(report.Results, plan.Decided()...)
-	var results []fleet.ActionResult
+	var results []Result
 	if cfg.DryRun {
-		results = make([]fleet.ActionResult, len(plan.Targets))
+		results = make([]Result, len(plan.Targets))
 		for i := range plan.Targets {
-			results[i] = dryRun(plan, &plan.Targets[i])
+			t := &plan.Targets[i]
+			results[i] = t.Adapter.Preview(plan, t)
 		}
 	} else {
 		if cfg.Confirm != nil {
@@ -69,13 +69,10 @@ func Run(ctx context.Context, plan *Plan, cfg Config) (*fleet.ActionReport, erro
 	for i := range plan.Targets {
 		t := &plan.Targets[i]
 		results[i].Cluster, results[i].Kind, results[i].Namespace, results[i].Name = t.Node.Path, t.Object.Kind, t.Object.Namespace, t.Object.Name
-		if t.App != nil {
-			results[i].Target = t.App.Target
-		}
+		results[i].Target = t.To
 	}
 	report.Results = append(report.Results, results...)
-	sortResults(report.Results)
-	summarize(report, cfg.Now().Sub(started))
+	Finish(report, cfg.Now().Sub(started))
 	return report, nil
 }
 
@@ -95,48 +92,12 @@ func progress(report func(done, total int), total int) func() {
 	}
 }
 
-// ResumeFirst is why a named, suspended object is refused a reconcile.
-const ResumeFirst = "suspended: resume it first (kubectl fleet resume)"
-
-// dryRun is what the verb would do with t, known from the walk alone.
-func dryRun(plan *Plan, t *Target) fleet.ActionResult {
-	verb, suspended := plan.Verb, t.Object.Suspended
-	if t.App != nil && verb == Reconcile {
-		// A refresh compares an Application whose automated sync is off
-		// too; only one the controller skips is not refreshed.
-		suspended = t.App.SkipReconcile
-	}
-	switch {
-	case verb == Reconcile && suspended:
-		res := skipped(t, plan.Named)
-		res.Result = map[fleet.Outcome]fleet.Outcome{fleet.Refused: fleet.WouldRefuse, fleet.Skipped: fleet.WouldSkip}[res.Result]
-		return res
-	case verb == Suspend && suspended:
-		return fleet.ActionResult{Result: fleet.AlreadySuspended}
-	case verb == Resume && !suspended:
-		return fleet.ActionResult{Result: fleet.NotSuspended}
-	}
-	return fleet.ActionResult{Result: map[Verb]fleet.Outcome{Reconcile: fleet.WouldReconcile, Suspend: fleet.WouldSuspend, Resume: fleet.WouldResume}[verb]}
-}
-
-// skipped is the result of a reconcile of a suspended Flux object, or an
-// Application the controller skips: refused when it was named, else
-// skipped.
-func skipped(t *Target, named bool) fleet.ActionResult {
-	why, refusal := "suspended", ResumeFirst
-	if t.App != nil {
-		why = argocd.ErrSkipReconcile.Error()
-		refusal = why + ": remove the annotation first"
-	}
-	if named {
-		return fleet.ActionResult{Result: fleet.Refused, Failed: true, Message: refusal}
-	}
-	return fleet.ActionResult{Result: fleet.Skipped, Message: why}
-}
-
-func summarize(r *fleet.ActionReport, took time.Duration) {
+// Finish sorts a report's results (by cluster path, sources first, then
+// kind, namespace, name) and counts them, with took as its duration.
+func Finish(r *Report, took time.Duration) {
+	sortResults(r.Results)
 	clusters := map[string]bool{}
-	r.Summary.Results = map[fleet.Outcome]int{}
+	r.Summary.Results = map[Outcome]int{}
 	for _, res := range r.Results {
 		clusters[res.Cluster] = true
 		r.Summary.Results[res.Result]++
@@ -152,7 +113,7 @@ func summarize(r *fleet.ActionReport, took time.Duration) {
 }
 
 // sortResults orders by cluster path, sources first, then kind, namespace, name.
-func sortResults(rs []fleet.ActionResult) {
+func sortResults(rs []Result) {
 	sort.SliceStable(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
 		if c := fleet.ComparePaths(a.Cluster, b.Cluster); c != 0 {

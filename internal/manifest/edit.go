@@ -1,9 +1,12 @@
-package gitops
+package manifest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -21,7 +24,7 @@ import (
 // resume removes the suspend line, or writes false where the line carries
 // a comment worth keeping.
 func SetSuspend(data []byte, doc int, suspend bool) ([]byte, bool, error) {
-	docs, err := decode(data)
+	docs, err := Decode(data)
 	if err != nil {
 		return nil, false, err
 	}
@@ -77,7 +80,7 @@ func SetSuspend(data []byte, doc int, suspend bool) ([]byte, bool, error) {
 // check parses the edited stream again: same documents, and spec.suspend
 // of doc as intended.
 func check(data []byte, doc int, suspend bool) error {
-	docs, err := decode(data)
+	docs, err := Decode(data)
 	if err != nil {
 		return err
 	}
@@ -119,14 +122,14 @@ const automatedPath = "spec.syncPolicy.automated"
 // an anchor, a merge, a key written twice, enabled not written as true or
 // false), are refused.
 func SetAutomated(data []byte, doc int, enabled bool) (after []byte, changed, manual bool, err error) {
-	docs, err := decode(data)
+	docs, err := Decode(data)
 	if err != nil {
 		return nil, false, false, err
 	}
 	if err := isObject(docs, doc); err != nil {
 		return nil, false, false, err
 	}
-	if id, ok := identify(docs[doc]); !ok || id.Group != "argoproj.io" || id.Kind != "Application" {
+	if id, ok := Identify(docs[doc]); !ok || id.Group != "argoproj.io" || id.Kind != "Application" {
 		return nil, false, false, fmt.Errorf("document %d is not an Argo CD Application", doc)
 	}
 	key, auto, err := automated(docs[doc].Content[0])
@@ -304,11 +307,11 @@ func setEnabled(data []byte, auto, ek, ev *yaml.Node, enabled bool) ([]byte, err
 // checkAutomated parses both streams again: the same documents, but for
 // automated.enabled of doc, which reads as intended.
 func checkAutomated(before, after []byte, doc int, enabled bool) error {
-	was, err := decode(before)
+	was, err := Decode(before)
 	if err != nil {
 		return err
 	}
-	is, err := decode(after)
+	is, err := Decode(after)
 	if err != nil {
 		return err
 	}
@@ -439,4 +442,64 @@ func join(parts ...[][]byte) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// Decode parses every document of a YAML stream, keeping the positions of
+// its nodes in the stream.
+func Decode(data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		doc := &yaml.Node{}
+		err := dec.Decode(doc)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+}
+
+// Object identifies a manifest: the API group (not the version: a
+// manifest may declare another served version), kind, namespace and name.
+type Object struct {
+	Group, Kind, Namespace, Name string
+}
+
+func (o Object) String() string {
+	g := o.Group
+	if g != "" {
+		g = "." + g
+	}
+	if o.Namespace == "" {
+		return o.Kind + g + " " + o.Name
+	}
+	return o.Kind + g + " " + o.Namespace + "/" + o.Name
+}
+
+// Identify reads what a document declares; ok is false for a document
+// that is not a Kubernetes object.
+func Identify(doc *yaml.Node) (Object, bool) {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return Object{}, false
+	}
+	rn := yaml.NewRNode(doc.Content[0])
+	str := func(p ...string) string {
+		n, err := rn.Pipe(yaml.Lookup(p...))
+		if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode {
+			return ""
+		}
+		return n.YNode().Value
+	}
+	apiVersion, kind, name := str("apiVersion"), str("kind"), str("metadata", "name")
+	if apiVersion == "" || kind == "" || name == "" {
+		return Object{}, false
+	}
+	group := ""
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		group = g
+	}
+	return Object{Group: group, Kind: kind, Namespace: str("metadata", "namespace"), Name: name}, true
 }
