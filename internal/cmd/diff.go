@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync/atomic"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubectl/pkg/util/templates"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxdiff"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
@@ -145,7 +140,7 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}
 	}
-	clusters, unreadable, err := o.plan(res)
+	clusters, unreadable, err := fluxdiff.Plan(res, fluxdiff.PlanConfig{Named: o.named, Timeout: o.Timeout, Checkout: o.checkout})
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}
 	}
@@ -181,141 +176,17 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// plan picks the Kustomizations to diff, cluster by cluster: those on a
-// selected cluster and those on any cluster walked that apply to a
-// selected one, narrowed by --kustomization. It returns the selected
-// clusters that could not be read, path → why.
-func (o *DiffOptions) plan(res *fleet.Result[*reach.Cluster]) ([]fluxdiff.Cluster, map[string]string, error) {
-	selected := map[string]bool{}
-	unreadable := map[string]string{}
-	for _, n := range res.Nodes() {
-		selected[n.Path] = true
-		switch {
-		case n.Error != "":
-			unreadable[n.Path] = n.Error
-		case n.Flux != nil && n.Flux.Error != "":
-			unreadable[n.Path] = "cannot list its Flux objects: " + n.Flux.Error
+// checkout is the checkout of a GitRepository: the one --source maps it
+// to, else --git when the GitRepository's URL is one of its remotes; or
+// what to give to have one.
+func (o *DiffOptions) checkout(name, url string) (dir, missing string) {
+	if c, ok := o.sources[name]; ok {
+		return c.Dir, ""
+	}
+	if o.GitFlags.checkout != nil {
+		if _, ok := o.GitFlags.checkout.Matches(url); ok {
+			return o.GitFlags.checkout.Dir, ""
 		}
 	}
-	seen := map[types.NamespacedName]bool{}
-	var clusters []fluxdiff.Cluster
-	var errs []error
-	res.Root.Walk(func(n *fleet.Node) {
-		conn, ok := res.Conn(n)
-		if !ok || n.Flux == nil {
-			return
-		}
-		targets := map[types.NamespacedName]string{}
-		var keys []types.NamespacedName
-		for _, obj := range n.Flux.Objects {
-			if obj.Kind != kustomizev1.KustomizationKind {
-				continue
-			}
-			key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
-			target := remoteTarget(n, obj)
-			if !selected[n.Path] && !selected[target] {
-				continue
-			}
-			if len(o.named) > 0 && !o.named[key] {
-				continue
-			}
-			seen[key] = true
-			targets[key] = target
-			keys = append(keys, key)
-		}
-		if len(keys) == 0 {
-			return
-		}
-		own, err := conn.Kube().Discovering(o.Timeout)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		clusters = append(clusters, fluxdiff.Cluster{
-			Path: n.Path, Kustomizations: keys, Client: own,
-			TargetPath: func(key types.NamespacedName) string { return targets[key] },
-			Target:     o.target(conn, own),
-			Source:     o.source(own),
-		})
-	})
-	var missing []string
-	for key := range o.named {
-		if !seen[key] {
-			missing = append(missing, key.String())
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		errs = append(errs, fmt.Errorf("no Kustomization %s on the selected clusters or applying to them", strings.Join(missing, ", ")))
-	}
-	return clusters, unreadable, errors.Join(errs...)
-}
-
-// remoteTarget is the fleet path of the cluster obj, on n, applies to: n
-// itself, the child whose kubeconfig Secret its spec.kubeConfig names, or
-// a name for a cluster the fleet does not know: n's path, "→", the Secret.
-func remoteTarget(n *fleet.Node, obj fleet.FluxObject) string {
-	if obj.KubeConfigSecret == "" {
-		return n.Path
-	}
-	for _, c := range n.Children {
-		if obj.AppliesTo(c) {
-			return c.Path
-		}
-	}
-	return fmt.Sprintf("%s→secret %s/%s", fleet.DisplayPath(n.Path), obj.Namespace, obj.KubeConfigSecret)
-}
-
-// target connects to the cluster a Kustomization applies to: its own, or
-// the one its spec.kubeConfig Secret reaches.
-func (o *DiffOptions) target(conn *reach.Cluster, own client.Client) func(context.Context, *kustomizev1.Kustomization) (client.Client, error) {
-	return func(ctx context.Context, k *kustomizev1.Kustomization) (client.Client, error) {
-		kc := k.Spec.KubeConfig
-		if kc == nil {
-			return own, nil
-		}
-		if kc.SecretRef == nil {
-			return nil, errors.New("spec.kubeConfig has no secretRef (a configMapRef for workload identity): kubectl fleet cannot reach that cluster")
-		}
-		ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-		remote, err := conn.ConnectSecret(ctx, k.Namespace, kc.SecretRef.Name, kc.SecretRef.Key)
-		if err != nil {
-			return nil, fmt.Errorf("cannot reach the cluster of spec.kubeConfig: %w", err)
-		}
-		return remote.Kube().Discovering(o.Timeout)
-	}
-}
-
-// source finds the checkout of a Kustomization's GitRepository: the one
-// --source maps it to, else --git when the GitRepository's URL is one of
-// its remotes.
-func (o *DiffOptions) source(own client.Client) func(context.Context, *kustomizev1.Kustomization) (fluxdiff.Source, string, error) {
-	return func(ctx context.Context, k *kustomizev1.Kustomization) (fluxdiff.Source, string, error) {
-		ref := k.Spec.SourceRef
-		if ref.Namespace == "" {
-			ref.Namespace = k.Namespace
-		}
-		name := ref.Namespace + "/" + ref.Name
-		if ref.Kind != sourcev1.GitRepositoryKind {
-			return fluxdiff.Source{}, fmt.Sprintf("its source is %s %s: diff compares with git checkouts", ref.Kind, name), nil
-		}
-		repo := &sourcev1.GitRepository{}
-		if err := own.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, repo); err != nil {
-			return fluxdiff.Source{}, "", fmt.Errorf("failed to read its GitRepository %s: %w", name, err)
-		}
-		ignore := ""
-		if repo.Spec.Ignore != nil {
-			ignore = *repo.Spec.Ignore
-		}
-		if c, ok := o.sources[name]; ok {
-			return fluxdiff.Source{Dir: c.Dir, Ignore: ignore}, "", nil
-		}
-		if o.checkout != nil {
-			if _, ok := o.checkout.Matches(repo.Spec.URL); ok {
-				return fluxdiff.Source{Dir: o.checkout.Dir, Ignore: ignore}, "", nil
-			}
-		}
-		return fluxdiff.Source{}, fmt.Sprintf("no checkout of GitRepository %s (%s): give --%s a clone of it, or --%s %s=DIR", name, repo.Spec.URL, flagGit, flagSource, name), nil
-	}
+	return "", fmt.Sprintf("no checkout of GitRepository %s (%s): give --%s a clone of it, or --%s %s=DIR", name, url, flagGit, flagSource, name)
 }

@@ -156,3 +156,8 @@ func kindRank(kind string) int {
 	}
 	return 2
 }
+
+// Incomplete reports whether some of the description could not be read.
+func (d *Description) Incomplete() bool {
+	return d.Cluster.Incomplete() || d.CAPIError != "" || d.ClustersError != ""
+}

@@ -383,17 +383,17 @@ func (r *recorder) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.Se
 		p.Targets = append(p.Targets, ops.Target{Node: n, Object: o, Adapter: r, Client: w.Client(n)})
 	}
 }
-func (r *recorder) Preview(p *ops.Plan, t *ops.Target) ops.Result {
+func (r *recorder) Preview(p *ops.Plan, _ *ops.Target) ops.Result {
 	return ops.Preview(p.Verb, false, false, ops.Result{})
 }
-func (r *recorder) Start(x *ops.Execution) ops.Actor { r.starts++; return recorderActor{r} }
+func (r *recorder) Start(*ops.Execution) ops.Actor { r.starts++; return recorderActor{r} }
 func (r *recorder) Edit([]byte, int, ops.Verb) ([]byte, bool, string, error) {
 	return nil, false, "", nil
 }
 
 type recorderActor struct{ r *recorder }
 
-func (a recorderActor) Act(_ context.Context, t *ops.Target) ops.Result {
+func (a recorderActor) Act(context.Context, *ops.Target) ops.Result {
 	return ops.Result{Result: ops.Requested, Message: a.r.name}
 }
 func (a recorderActor) Done() []ops.Result {
