@@ -13,7 +13,6 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
@@ -33,60 +32,6 @@ const (
 	flagMaxSuspendAge = "max-suspend-age"
 	flagSource        = "source"
 )
-
-// GitFlags name a checkout of the fleet repository: --git, and --source
-// to map GitRepositories to checkouts by name.
-type GitFlags struct {
-	Git     string
-	Sources []string
-
-	checkout *gitops.Checkout
-	sources  map[string]*gitops.Checkout
-}
-
-// AddFlags registers --git and --source.
-func (g *GitFlags) AddFlags(f *pflag.FlagSet, what string) {
-	f.StringVar(&g.Git, flagGit, "", "A local checkout of the fleet repository: "+what)
-	f.StringArrayVar(&g.Sources, flagSource, nil, "NAMESPACE/NAME=DIR: the GitRepository of that name (on any cluster) is a checkout at DIR, whatever its URL (repeatable)")
-}
-
-// Open opens the checkouts the flags name.
-func (g *GitFlags) Open(ctx context.Context) error {
-	g.sources = map[string]*gitops.Checkout{}
-	if g.Git != "" {
-		c, err := gitops.Open(ctx, g.Git)
-		if err != nil {
-			return fmt.Errorf("--%s: %w", flagGit, err)
-		}
-		g.checkout = c
-	}
-	for _, s := range g.Sources {
-		name, dir, ok := strings.Cut(s, "=")
-		if ns, n, nsOK := strings.Cut(name, "/"); !ok || !nsOK || ns == "" || n == "" || dir == "" {
-			return fmt.Errorf("invalid --%s %q: use NAMESPACE/NAME=DIR", flagSource, s)
-		}
-		c, err := gitops.Open(ctx, dir)
-		if err != nil {
-			return fmt.Errorf("--%s %s: %w", flagSource, s, err)
-		}
-		g.sources[name] = c
-	}
-	return nil
-}
-
-// declare sets where each node's Cluster is declared in the --git checkout.
-func (g *GitFlags) declare(root *fleet.Node, nodes []*fleet.Node) {
-	if g.checkout == nil {
-		return
-	}
-	names := map[string]bool{}
-	for name, c := range g.sources {
-		if c.Dir == g.checkout.Dir {
-			names[name] = true
-		}
-	}
-	gitops.NewLocator(g.checkout, root, names).DeclareClusters(nodes)
-}
 
 // DriftFlags choose what drift looks for; drift, tree --drift and list
 // --drift share them.
@@ -272,56 +217,6 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 		return &ExitError{Code: ExitDrift}
 	}
 	return nil
-}
-
-// ViewFlags are --drift and --git of tree and list: drift findings and the
-// declaring files, drawn with the clusters.
-type ViewFlags struct {
-	DriftFlags
-	Drift bool
-
-	flags *pflag.FlagSet
-}
-
-// AddFlags registers --drift, the drift flags (of drift's own kinds and
-// the checks'), --git and --source.
-func (v *ViewFlags) AddFlags(cmd *cobra.Command, checks []fleet.DriftCheck) {
-	f := cmd.Flags()
-	v.flags = f
-	f.BoolVar(&v.Drift, flagDrift, false, "Mark clusters with drift and show the findings (as kubectl fleet drift finds them)")
-	v.DriftFlags.AddFlags(f, checks)
-	v.GitFlags.AddFlags(f, "show the file that declares each Cluster; with --drift, compare GitRepositories with it")
-	_ = cmd.MarkFlagDirname(flagGit)
-	completeValues(cmd, flagKind, driftKindNames(checks)...)
-}
-
-// Validate checks the drift flags, and that they come with --drift.
-func (v *ViewFlags) Validate() []error {
-	errs := v.DriftFlags.Validate()
-	if !v.Drift {
-		for _, name := range []string{flagKind, flagGrace, flagMaxSuspendAge} {
-			if v.flags != nil && v.flags.Changed(name) {
-				errs = append(errs, fmt.Errorf("--%s needs --%s", name, flagDrift))
-			}
-		}
-	}
-	return errs
-}
-
-// probes are the walk's extra probes.
-func (v *ViewFlags) probes() []fleet.Probe[*reach.Cluster] {
-	if v.Drift {
-		return []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster]()}
-	}
-	return nil
-}
-
-// annotate sets the findings and the declaring files of nodes.
-func (v *ViewFlags) annotate(root *fleet.Node, nodes []*fleet.Node, now time.Time) {
-	v.declare(root, nodes)
-	if v.Drift {
-		drift.Find(nodes, v.options(now))
-	}
 }
 
 // watch streams each finding that appears or clears on the selected
