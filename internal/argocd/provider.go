@@ -20,6 +20,7 @@ var (
 	_ provider.Inventory = Provider{}
 	_ provider.Prober    = Provider{}
 	_ provider.Operator  = Provider{}
+	_ provider.Linking   = Provider{}
 )
 
 // NewProvider returns the Argo CD provider.
@@ -38,6 +39,9 @@ func (Provider) Source() reach.Source { return Source{} }
 func (Provider) Probes() []fleet.Probe[*reach.Cluster] {
 	return []fleet.Probe[*reach.Cluster]{Probe[*reach.Cluster]()}
 }
+
+// Linker links Applications to the clusters they deploy to.
+func (Provider) Linker() fleet.Linker { return Linker{} }
 
 // Operations are the Applications' adapter of the operations runner.
 func (Provider) Operations() ops.Adapter { return Operations{} }

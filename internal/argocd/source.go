@@ -55,10 +55,11 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 		}
 		src := kubeconfig.Source{Namespace: s.Namespace, Name: s.Name}
 		kc, kcErr := Kubeconfig(src, s.Data)
+		child := fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
+			Edges: []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}}}
+		SetAddress(&child, Address{Server: string(s.Data[KeyServer]), Name: string(s.Data[KeyName])})
 		found = append(found, reach.Found{
-			Child: fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
-				Edges:        []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}},
-				ArgoCDServer: string(s.Data[KeyServer]), ArgoCDName: string(s.Data[KeyName])},
+			Child: child,
 			Endpoint: func() string {
 				if kcErr != nil {
 					return ""

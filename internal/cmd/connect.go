@@ -84,6 +84,7 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	if err != nil {
 		return nil, err
 	}
+	opts = o.linked(opts)
 	opts.Progress = &fleet.Progress{}
 	p := opts.Progress
 	stop := o.showProgress(func() string {
@@ -98,6 +99,12 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)
 	}
 	return res, nil
+}
+
+// linked are opts with the providers' linkers: every walk's and watch's.
+func (o *RootOptions) linked(opts fleet.Options) fleet.Options {
+	opts.Linkers = o.Providers.Linkers()
+	return opts
 }
 
 // probesWith are the probes of every walk, the providers', and more.

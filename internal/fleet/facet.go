@@ -65,7 +65,7 @@ func (n *Node) SetFacet(name string, f Facet) { n.Facets = setFacet(n.Facets, na
 func (c *Child) SetFacet(name string, f Facet) { c.Facets = setFacet(c.Facets, name, f) }
 
 func setFacet(fs Facets, name string, f Facet) Facets {
-	if f == nil || reflect.ValueOf(f).Kind() == reflect.Pointer && reflect.ValueOf(f).IsNil() {
+	if isNil(f) {
 		if _, ok := fs[name]; !ok {
 			return fs
 		}
@@ -79,6 +79,18 @@ func setFacet(fs Facets, name string, f Facet) Facets {
 	}
 	fs[name] = f
 	return fs
+}
+
+// isNil reports whether f is nil, or a nil pointer, map or slice.
+func isNil(f Facet) bool {
+	if f == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(f); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice:
+		return v.IsNil()
+	}
+	return false
 }
 
 // merge adds to fs the facets of other it does not have: what another

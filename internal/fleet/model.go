@@ -64,11 +64,6 @@ type Node struct {
 	// object, its Argo CD cluster Secret, its OCM ManagedCluster. The root
 	// has none.
 	Edges []Edge `json:"edges,omitempty"`
-	// ArgoCDServer and ArgoCDName are how Argo CD on the parent addresses
-	// the cluster (its cluster Secret's server and name), to which an
-	// Application's destination is matched.
-	ArgoCDServer string `json:"-"`
-	ArgoCDName   string `json:"-"`
 	// Facets are what the integrations know of the cluster, beyond the
 	// fields above: each owned by its provider's package, shown in JSON
 	// flat among the node's own fields (facet.go).
@@ -85,10 +80,6 @@ type Node struct {
 	// Children are the clusters this cluster manages, sorted by name and namespace.
 	Children []*Node `json:"children"`
 
-	// targets maps how Argo CD on the cluster addresses each cluster it
-	// holds, walked or not (its server URL, or "name NAME"), to the
-	// cluster's path; nil when the walk did not list them.
-	targets map[string]string
 	// identity and endpoint are the cluster's, as the walk read them: a
 	// walk below the node (Subtree) tells cycles by them.
 	identity, endpoint string

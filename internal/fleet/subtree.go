@@ -42,34 +42,8 @@ func Subtree[C Cluster[C]](ctx context.Context, chain []*Node, parentConn C, seg
 	w.opts.Progress.Found.Add(1)
 	w.visit(ctx, node, func(ctx context.Context) (C, error) { return parentConn.Connect(ctx, child) }, ancestorsOf(chain), selection{root: true}, func() {})
 	w.wg.Wait()
-	linkAppliedFrom(node)
-	linkApplications(node)
+	Link(node, opts.Linkers...)
 	return &Result[C]{Root: node, Selected: []*Node{node}, conns: w.conns}
-}
-
-// Link records, across the tree at root, which Flux objects apply to
-// which cluster (AppliedFrom) and where each Argo CD Application deploys
-// (Applications), as Walk does: after part of the tree was read again.
-func Link(root *Node) {
-	root.Walk(func(n *Node) { n.AppliedFrom, n.Applications = nil, nil })
-	linkAppliedFrom(root)
-	linkApplications(root)
-}
-
-// LinkChildren records again which Flux objects of n apply to each of its
-// children (AppliedFrom): all that a change of n's Flux objects can change.
-func LinkChildren(n *Node) {
-	for _, c := range n.Children {
-		c.AppliedFrom = nil
-		if n.Flux == nil {
-			continue
-		}
-		for _, o := range n.Flux.Objects {
-			if o.AppliesTo(c) {
-				c.AppliedFrom = append(c.AppliedFrom, o)
-			}
-		}
-	}
 }
 
 // NodeOf makes the node of a child at seg below the cluster at
@@ -108,7 +82,6 @@ func SetParentView(n, from *Node) {
 		}
 	}
 	n.Facets = facets
-	n.ArgoCDServer, n.ArgoCDName = from.ArgoCDServer, from.ArgoCDName
 }
 
 // ancestorsOf are the ancestors of a walk below chain's last node.

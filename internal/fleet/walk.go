@@ -115,12 +115,9 @@ type Child struct {
 	// Edges are the ways the parent reaches the child, tried in order.
 	Edges []Edge
 	// Facets are what the integrations whose objects on the parent name
-	// the child say of it (an OCM hub's registration): the node's facets
-	// from its parent.
+	// the child say of it (an OCM hub's registration, how Argo CD on the
+	// parent addresses it): the node's facets from its parent.
 	Facets Facets
-	// ArgoCDServer and ArgoCDName are how Argo CD on the parent addresses
-	// the child (Node.ArgoCDServer).
-	ArgoCDServer, ArgoCDName string
 }
 
 // Options tune a walk.
@@ -158,6 +155,10 @@ type Options struct {
 	MaxClusters int
 	// Progress, when set, is kept up to date while the walk runs.
 	Progress *Progress
+	// Linkers link what one cluster holds to other clusters, as the walk
+	// lists each cluster's children and at its end (the providers'
+	// linkers: Argo CD's Applications, Flux's spec.kubeConfig).
+	Linkers []Linker
 }
 
 // Default bounds of a walk: far beyond a real fleet (MoM, masters, tenants
@@ -247,8 +248,7 @@ func Walk[C Cluster[C]](ctx context.Context, root C, rootName string, opts Optio
 	if len(w.errs) > 0 {
 		return nil, errors.Join(w.errs...)
 	}
-	linkAppliedFrom(node)
-	linkApplications(node)
+	Link(node, opts.Linkers...)
 	res := &Result[C]{Root: node, conns: w.conns}
 	for n := range w.selected {
 		res.Selected = append(res.Selected, n)
@@ -384,9 +384,12 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 	sortChildren(children)
 	segs := Segments(children)
 	if sel.descends() {
-		node.targets = map[string]string{}
-		for i, c := range children {
-			node.addTarget(JoinPath(node.Path, segs[i]), c.ArgoCDServer, c.ArgoCDName)
+		paths := make([]string, len(children))
+		for i := range children {
+			paths[i] = JoinPath(node.Path, segs[i])
+		}
+		for _, l := range w.opts.Linkers {
+			l.Listed(node, children, paths, r.failed)
 		}
 	}
 	next := w.childSelections(node.Path, children, segs, sel)
@@ -469,6 +472,8 @@ type reading[C any] struct {
 	conn     C
 	identity string
 	children []Child
+	// failed are the edges whose lists failed (PartialChildren).
+	failed map[string]error
 }
 
 // read talks to one cluster under one concurrency slot and one timeout:
@@ -556,12 +561,14 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 			node.probeError(p.Name(), probeErrs[i])
 		}
 	}
+	var failed map[string]error
 	if partial != nil {
-		for kind, err := range partial.Failed {
+		failed = partial.Failed
+		for kind, err := range failed {
 			node.probeError("edges/"+kind, err)
 		}
 	}
-	return reading[C]{conn: conn, identity: identity, children: children}
+	return reading[C]{conn: conn, identity: identity, children: children, failed: failed}
 }
 
 // limit says why a child at depth cannot be walked, or "" when it can: it
@@ -588,112 +595,6 @@ func (w *walker[C]) fail(err error) {
 	w.errs = append(w.errs, err)
 }
 
-// Argo CD's in-cluster destination: the cluster that holds the Application.
-const (
-	InClusterServer = "https://kubernetes.default.svc"
-	InClusterName   = "in-cluster"
-)
-
-// linkApplications records, on each Application a cluster holds, the
-// cluster it deploys to, the holder itself or a child Argo CD addresses so,
-// and on that cluster, where it was walked, the Application.
-func linkApplications(n *Node) {
-	if n.ArgoCD != nil {
-		for i := range n.ArgoCD.Applications {
-			a := &n.ArgoCD.Applications[i]
-			a.Holder = n.Path
-			a.Target, a.TargetUnknown = nil, false
-			path, known := n.applicationTarget(a.Destination)
-			switch {
-			case !known:
-				a.TargetUnknown = true
-				continue
-			case path == nil:
-				continue
-			}
-			a.Target = path
-			target := n
-			if *path != n.Path {
-				target = nil
-				for _, c := range n.Children {
-					if c.Path == *path {
-						target = c
-					}
-				}
-			}
-			if target != nil {
-				target.Applications = append(target.Applications, *a)
-			}
-		}
-	}
-	for _, c := range n.Children {
-		linkApplications(c)
-	}
-}
-
-// ResolveApplications says where the Applications n holds deploy, among
-// children, the clusters n holds: for a cluster whose children the walk
-// did not list (describe reads them after).
-func ResolveApplications(n *Node, children []*Node) {
-	n.targets = map[string]string{}
-	for _, c := range children {
-		n.addTarget(c.Path, c.ArgoCDServer, c.ArgoCDName)
-	}
-	if n.ArgoCD == nil {
-		return
-	}
-	for i := range n.ArgoCD.Applications {
-		a := &n.ArgoCD.Applications[i]
-		path, known := n.applicationTarget(a.Destination)
-		a.Target, a.TargetUnknown = path, !known
-	}
-}
-
-// addTarget records how Argo CD on n addresses its child at path.
-func (n *Node) addTarget(path, server, name string) {
-	if server != "" {
-		n.targets[strings.TrimSuffix(server, "/")] = path
-	}
-	if name != "" {
-		n.targets["name "+name] = path
-	}
-}
-
-// applicationTarget is the path of the cluster an Application of n with
-// destination dest deploys to: n itself for in-cluster, else the child
-// Argo CD addresses so; nil when n holds no such cluster. known is false
-// when n's children were not listed.
-func (n *Node) applicationTarget(dest string) (path *string, known bool) {
-	name, byName := strings.CutPrefix(dest, "name ")
-	if !byName && strings.TrimSuffix(dest, "/") == InClusterServer || byName && name == InClusterName {
-		return &n.Path, true
-	}
-	if n.targets == nil {
-		return nil, false
-	}
-	if p, ok := n.targets[strings.TrimSuffix(dest, "/")]; ok {
-		return &p, true
-	}
-	return nil, true
-}
-
-// linkAppliedFrom records, on each child, the parent's Flux objects whose
-// spec.kubeConfig names the child's kubeconfig Secret: they apply to the
-// child (the remote-cluster technique). A secretRef is local to the
-// object's namespace.
-func linkAppliedFrom(n *Node) {
-	for _, c := range n.Children {
-		if n.Flux != nil {
-			for _, o := range n.Flux.Objects {
-				if o.AppliesTo(c) {
-					c.AppliedFrom = append(c.AppliedFrom, o)
-				}
-			}
-		}
-		linkAppliedFrom(c)
-	}
-}
-
 func newNode(parentPath string, seg Segment, c Child) *Node {
 	return &Node{
 		Name:             c.Name,
@@ -711,8 +612,6 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 		KubeconfigSecret: c.KubeconfigSecret,
 		Edges:            c.Edges,
 		Facets:           maps.Clone(c.Facets),
-		ArgoCDServer:     c.ArgoCDServer,
-		ArgoCDName:       c.ArgoCDName,
 		Children:         []*Node{},
 	}
 }

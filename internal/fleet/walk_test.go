@@ -13,7 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // momFleet is mom → aws (team-a, team-b in tenants, team-a in staging) and azure (team-x).
@@ -394,7 +396,7 @@ func TestWalkFindsFluxObjectsThatApplyToAChild(t *testing.T) {
 			fleet.FluxObject{Kind: "Kustomization", Namespace: "other", Name: "elsewhere", KubeConfigSecret: "team-b-kubeconfig", Ready: "True"},
 			fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: "local", Ready: "True"},
 		)
-	node := walk(t, newFake("mom").with(master("aws"), aws), fleet.Options{Depth: -1})
+	node := walk(t, newFake("mom").with(master("aws"), aws), fleet.Options{Depth: -1, Linkers: []fleet.Linker{flux.Linker{}}})
 	teamA, teamB := node.Children[0].Children[0], node.Children[0].Children[1]
 	if len(teamA.AppliedFrom) != 1 || teamA.AppliedFrom[0].Name != "team-a-addons" {
 		t.Errorf("team-a applied from %+v, want team-a-addons", teamA.AppliedFrom)
@@ -677,8 +679,8 @@ func TestWalkEnvByClusterSet(t *testing.T) {
 // known.
 func TestApplicationsLinkToTheirTarget(t *testing.T) {
 	root := momFleet()
-	root.children[0].ArgoCDServer = "https://azure.example" // azure
-	root.children[1].ArgoCDName = "aws-prod"                // aws
+	argocd.SetAddress(&root.children[0], argocd.Address{Server: "https://azure.example"}) // azure
+	argocd.SetAddress(&root.children[1], argocd.Address{Name: "aws-prod"})                // aws
 	apps := fleet.NewProbe("argocd", func(_ context.Context, c *fakeCluster) (func(*fleet.Node), error) {
 		if c.id != "mom" {
 			return func(*fleet.Node) {}, nil
@@ -693,6 +695,7 @@ func TestApplicationsLinkToTheirTarget(t *testing.T) {
 		}, nil
 	})
 	targets := func(opts fleet.Options) map[string]string {
+		opts.Linkers = []fleet.Linker{argocd.Linker{}}
 		res, err := fleet.Walk(context.Background(), root, "mom", opts, apps)
 		if err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ type Provider struct{}
 var (
 	_ provider.Prober   = Provider{}
 	_ provider.Operator = Provider{}
+	_ provider.Linking  = Provider{}
 )
 
 // NewProvider returns the Flux provider.
@@ -29,6 +30,9 @@ func (Provider) Kinds() provider.Kinds {
 
 // Operations are the Flux kinds' adapter of the operations runner.
 func (Provider) Operations() ops.Adapter { return Operations{} }
+
+// Linker links Flux objects to the clusters their spec.kubeConfig reaches.
+func (Provider) Linker() fleet.Linker { return Linker{} }
 
 // Probes read the Flux objects of each cluster.
 func (Provider) Probes() []fleet.Probe[*reach.Cluster] {

@@ -48,7 +48,9 @@ func (c *cluster) Connected() <-chan struct{}                    { return c.conn
 func (c *cluster) Children(context.Context, bool) ([]fleet.Child, error) {
 	var out []fleet.Child
 	for _, ch := range c.children {
-		out = append(out, fleet.Child{Name: ch.name, Namespace: "fleet", KubeconfigSecret: ch.name + "-kubeconfig", ArgoCDServer: "https://" + ch.name})
+		child := fleet.Child{Name: ch.name, Namespace: "fleet", KubeconfigSecret: ch.name + "-kubeconfig"}
+		argocd.SetAddress(&child, argocd.Address{Server: "https://" + ch.name})
+		out = append(out, child)
 	}
 	return out, nil
 }
@@ -307,7 +309,7 @@ func TestSelectApplications(t *testing.T) {
 		"aws": {app("local", "name in-cluster", &on), app("to-team-a", "https://team-a", &on)},
 	}
 	// Argo CD on mom knows aws by its server URL; on aws, team-a.
-	res, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Depth: -1, KeepConnections: true}, appsProbe(apps))
+	res, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Depth: -1, KeepConnections: true, Linkers: []fleet.Linker{flux.Linker{}, argocd.Linker{}}}, appsProbe(apps))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,6 +112,14 @@ type Operator interface {
 	Operations() ops.Adapter
 }
 
+// Linking is a provider that links what one cluster holds to other
+// clusters of the fleet (Argo CD's Applications to their destinations,
+// Flux's spec.kubeConfig): its pass over the walked tree.
+type Linking interface {
+	Provider
+	Linker() fleet.Linker
+}
+
 // Prober is a provider that reads every cluster the walk reaches, in the
 // walk's one round of reads per cluster (a GitOps engine's objects).
 type Prober interface {
@@ -187,6 +195,17 @@ func (s Set) Operations() []ops.Adapter {
 	for _, p := range s {
 		if o, ok := p.(Operator); ok {
 			out = append(out, o.Operations())
+		}
+	}
+	return out
+}
+
+// Linkers are every linking provider's pass, in order.
+func (s Set) Linkers() []fleet.Linker {
+	var out []fleet.Linker
+	for _, p := range s {
+		if l, ok := p.(Linking); ok {
+			out = append(out, l.Linker())
 		}
 	}
 	return out

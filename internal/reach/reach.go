@@ -245,9 +245,6 @@ func mergeSameAs(children []fleet.Child, sameAs [][]fleet.Edge) []fleet.Child {
 func merge(dst *fleet.Child, src fleet.Child) {
 	dst.Edges = append(dst.Edges, src.Edges...)
 	fleet.MergeFacets(dst, src)
-	if dst.ArgoCDServer == "" {
-		dst.ArgoCDServer, dst.ArgoCDName = src.ArgoCDServer, src.ArgoCDName
-	}
 	if dst.Provider == "" {
 		dst.Provider = src.Provider
 	}

@@ -427,7 +427,7 @@ func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(fleet.FluxObject) b
 	// A Flux change of n changes what applies to its children, and
 	// nothing else: the whole tree's links cost 50 µs an event at 1000
 	// clusters (docs/benchmarks.md).
-	fleet.LinkChildren(n)
+	flux.LinkChildren(n)
 	w.notify()
 }
 
@@ -650,7 +650,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 	w.diff(n, &next, false)
 	*n = next
 	w.indexParents()
-	fleet.Link(w.root)
+	fleet.Link(w.root, w.opts.Walk.Linkers...)
 	w.start(c)
 	w.notify()
 	return nil

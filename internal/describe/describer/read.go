@@ -31,6 +31,9 @@ type Config struct {
 	FromParent func(ctx context.Context, parent *kube.Conn, node *fleet.Node) (*describe.Object, error)
 	// Now is the clock of drift's ages.
 	Now time.Time
+	// Linkers are the providers' linkers: told the clusters it holds,
+	// they say where what it holds deploys (Argo CD's Applications).
+	Linkers []fleet.Linker
 }
 
 // Probes are the reads a walk to the described cluster adds (Read uses
@@ -50,7 +53,7 @@ func Read(ctx context.Context, res *fleet.Result[*reach.Cluster], cfg Config) *d
 	var children []*fleet.Node
 	if conn, ok := res.Conn(node); ok {
 		var err error
-		if children, err = listChildren(ctx, conn, node, cfg.Timeout); err != nil {
+		if children, err = listChildren(ctx, conn, node, cfg); err != nil {
 			d.ClustersError = err.Error()
 		}
 	}
@@ -74,26 +77,31 @@ func Read(ctx context.Context, res *fleet.Result[*reach.Cluster], cfg Config) *d
 }
 
 // listChildren lists the clusters the cluster holds, by every edge, for
-// the description and the spec.kubeConfig edges of its Flux objects. A
-// list that fails leaves its clusters out, not the description, and is
-// returned.
-func listChildren(ctx context.Context, c *reach.Cluster, node *fleet.Node, timeout time.Duration) (out []*fleet.Node, err error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// the description and the spec.kubeConfig edges of its Flux objects, and
+// tells the linkers. A list that fails leaves its clusters out, not the
+// description, and is returned.
+func listChildren(ctx context.Context, c *reach.Cluster, node *fleet.Node, cfg Config) ([]*fleet.Node, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	kids, err := c.Children(ctx, true)
 	var partial *fleet.PartialChildren
 	if err != nil && !errors.As(err, &partial) {
 		return nil, err
 	}
-	// Where the Argo CD clusters were listed, the node's Applications'
-	// targets are known once the children are.
-	if partial == nil || partial.Failed["argocd"] == nil {
-		defer func() { fleet.ResolveApplications(node, out) }()
+	var failed map[string]error
+	if partial != nil {
+		failed = partial.Failed
 	}
-	out = make([]*fleet.Node, 0, len(kids))
+	out := make([]*fleet.Node, 0, len(kids))
+	paths := make([]string, 0, len(kids))
 	for i, seg := range fleet.Segments(kids) {
-		out = append(out, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: fleet.JoinPath(node.Path, seg),
-			KubeconfigSecret: kids[i].KubeconfigSecret, Edges: kids[i].Edges, ArgoCDServer: kids[i].ArgoCDServer, ArgoCDName: kids[i].ArgoCDName})
+		path := fleet.JoinPath(node.Path, seg)
+		out = append(out, &fleet.Node{Name: kids[i].Name, Namespace: kids[i].Namespace, Path: path,
+			KubeconfigSecret: kids[i].KubeconfigSecret, Edges: kids[i].Edges})
+		paths = append(paths, path)
+	}
+	for _, l := range cfg.Linkers {
+		l.Listed(node, kids, paths, failed)
 	}
 	return out, err
 }

@@ -1,14 +1,18 @@
-package fleet
+package flux
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
 
 // LinkChildren records on each child the parent's Flux objects whose
 // spec.kubeConfig names the child's kubeconfig Secret in its namespace, as
 // the walk does, and forgets those that no longer do.
 func TestLinkChildren(t *testing.T) {
-	a := &Node{Name: "a", Namespace: "tenants", KubeconfigSecret: "a-kubeconfig", AppliedFrom: []FluxObject{{Name: "stale"}}}
-	b := &Node{Name: "b", Namespace: "tenants", KubeconfigSecret: "b-kubeconfig"}
-	parent := &Node{Children: []*Node{a, b}, Flux: &Flux{Objects: []FluxObject{
+	a := &fleet.Node{Name: "a", Namespace: "tenants", KubeconfigSecret: "a-kubeconfig", AppliedFrom: []fleet.FluxObject{{Name: "stale"}}}
+	b := &fleet.Node{Name: "b", Namespace: "tenants", KubeconfigSecret: "b-kubeconfig"}
+	parent := &fleet.Node{Children: []*fleet.Node{a, b}, Flux: &fleet.Flux{Objects: []fleet.FluxObject{
 		{Kind: "Kustomization", Namespace: "tenants", Name: "a-addons", KubeConfigSecret: "a-kubeconfig"},
 		{Kind: "Kustomization", Namespace: "other", Name: "elsewhere", KubeConfigSecret: "b-kubeconfig"},
 		{Kind: "Kustomization", Namespace: "tenants", Name: "local"},

@@ -1,0 +1,147 @@
+package argocd
+
+import (
+	"strings"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+// Facet names: how Argo CD on the parent addresses a cluster (from its
+// cluster Secret), and how Argo CD on a cluster addresses the clusters it
+// holds (from the walk's list of them).
+const (
+	addressFacet = Edge
+	targetsFacet = Edge + "/targets"
+)
+
+// Address is how Argo CD on the parent addresses the cluster: its cluster
+// Secret's server and name, to which an Application's destination is
+// matched. The parent says it; it is not in the node's JSON.
+type Address struct{ Server, Name string }
+
+// FromParent is true: the parent's cluster Secret says it.
+func (Address) FromParent() bool { return true }
+
+// JSONFields are none: the Secret is the node's edge.
+func (Address) JSONFields() []fleet.JSONField { return nil }
+
+// SetAddress records on c how Argo CD on its parent addresses it.
+func SetAddress(c *fleet.Child, a Address) { c.SetFacet(addressFacet, a) }
+
+// AddressOf is how Argo CD on its parent addresses n's cluster; false
+// when no Argo CD cluster Secret names it.
+func AddressOf(n *fleet.Node) (Address, bool) {
+	a, ok := n.Facet(addressFacet).(Address)
+	return a, ok
+}
+
+// targets maps how Argo CD on a cluster addresses each cluster it holds,
+// walked or not (its server URL, or "name NAME"), to the cluster's path.
+type targets map[string]string
+
+func (targets) FromParent() bool              { return false }
+func (targets) JSONFields() []fleet.JSONField { return nil }
+
+// InClusterName is the in-cluster destination by name: the cluster that
+// holds the Application (InClusterServer by server).
+const InClusterName = "in-cluster"
+
+// Linker links Argo CD's Applications to the clusters they deploy to: on
+// each Application its Target, and on each walked target cluster the
+// Applications that deploy to it (Node.Applications), wherever their
+// holder is.
+type Linker struct{}
+
+var _ fleet.Linker = Linker{}
+
+// Listed records how Argo CD on n addresses the clusters it holds, and
+// resolves the targets of the Applications n holds. Where n's Argo CD
+// cluster Secrets could not be listed, where they deploy is not known.
+func (Linker) Listed(n *fleet.Node, children []fleet.Child, paths []string, failed map[string]error) {
+	var t targets
+	if failed[Edge] == nil {
+		t = targets{}
+		for i := range children {
+			a, ok := children[i].Facets[addressFacet].(Address)
+			if !ok {
+				continue
+			}
+			if a.Server != "" {
+				t[strings.TrimSuffix(a.Server, "/")] = paths[i]
+			}
+			if a.Name != "" {
+				t["name "+a.Name] = paths[i]
+			}
+		}
+	}
+	n.SetFacet(targetsFacet, t)
+	if n.ArgoCD == nil {
+		return
+	}
+	for i := range n.ArgoCD.Applications {
+		a := &n.ArgoCD.Applications[i]
+		path, known := applicationTarget(n, a.Destination)
+		a.Target, a.TargetUnknown = path, !known
+	}
+}
+
+// Link records, on each Application a cluster holds, the cluster it
+// deploys to, the holder itself or a child Argo CD addresses so, and on
+// that cluster, where it was walked, the Application.
+func (Linker) Link(root *fleet.Node) {
+	root.Walk(func(n *fleet.Node) { n.Applications = nil })
+	linkApplications(root)
+}
+
+func linkApplications(n *fleet.Node) {
+	if n.ArgoCD != nil {
+		for i := range n.ArgoCD.Applications {
+			a := &n.ArgoCD.Applications[i]
+			a.Holder = n.Path
+			a.Target, a.TargetUnknown = nil, false
+			path, known := applicationTarget(n, a.Destination)
+			switch {
+			case !known:
+				a.TargetUnknown = true
+				continue
+			case path == nil:
+				continue
+			}
+			a.Target = path
+			target := n
+			if *path != n.Path {
+				target = nil
+				for _, c := range n.Children {
+					if c.Path == *path {
+						target = c
+					}
+				}
+			}
+			if target != nil {
+				target.Applications = append(target.Applications, *a)
+			}
+		}
+	}
+	for _, c := range n.Children {
+		linkApplications(c)
+	}
+}
+
+// applicationTarget is the path of the cluster an Application of n with
+// destination dest deploys to: n itself for in-cluster, else the child
+// Argo CD addresses so; nil when n holds no such cluster. known is false
+// when n's children were not listed.
+func applicationTarget(n *fleet.Node, dest string) (path *string, known bool) {
+	name, byName := strings.CutPrefix(dest, "name ")
+	if !byName && strings.TrimSuffix(dest, "/") == InClusterServer || byName && name == InClusterName {
+		return &n.Path, true
+	}
+	t, ok := n.Facet(targetsFacet).(targets)
+	if !ok {
+		return nil, false
+	}
+	if p, ok := t[strings.TrimSuffix(dest, "/")]; ok {
+		return &p, true
+	}
+	return nil, true
+}
