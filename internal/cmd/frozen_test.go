@@ -1,10 +1,17 @@
 package cmd_test
 
 // TestFrozen freezes the -o json and -o yaml of every read-only command on
-// every shared fleet into testdata/frozen/FLEET/SLUG.{json,yaml}, byte for
-// byte after scrubFrozen, with each command's exit code: the safety net of
-// a redesign of the model (fleet.Node) that must not change them.
-// `go test -run TestFrozen -update ./internal/cmd/` rewrites them.
+// the fleet of every test spec into testdata/frozen/FLEET/SLUG.{json,yaml},
+// byte for byte after scrubFrozen, with each command's exit code: the
+// safety net of a redesign of the model (fleet.Node) that must not change
+// them. `go test -run TestFrozen -update ./internal/cmd/` rewrites them.
+//
+// The goldens were written on apiservers. A spec that sandbox.StartInMemory
+// builds (demo, faults, drift, reliability, hub, scale) is read in memory,
+// under -short too, each command of a fleet at once: that its goldens
+// pass unchanged is what shows that its in-memory fleet answers as its
+// apiservers do. The others (diff, flux, real: real controllers; watch: no
+// watch cache) are read on their shared fleets.
 //
 // Frozen, on each fleet (on the selection its frozenFleet says):
 //   - tree -o json, tree -o yaml, tree --drift -o json;
@@ -43,9 +50,9 @@ package cmd_test
 //
 // The goldens are of the fleets as they start, and as the tests before
 // this file leave them (make test): a second run in one process (-count,
-// make test-stress) finds them as the tests after this file left them
-// (helm-controller's release revisions, generations moved on by watch and
-// real tests), and skips.
+// make test-stress) finds the shared fleets as the tests after this file
+// left them (helm-controller's release revisions, generations moved on by
+// watch and real tests), and skips them.
 
 import (
 	"os/exec"
@@ -61,8 +68,13 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 )
 
-// frozenFleet is what TestFrozen runs on one shared fleet.
+// frozenFleet is what TestFrozen runs on one fleet of a spec.
 type frozenFleet struct {
+	// name is the spec's; fleet is its shared fleet of apiservers, for a
+	// spec whose fleet needs real processes (controllers, the git server,
+	// a watch cache off), and nil for one built in memory (the goldens,
+	// written on apiservers, hold for both).
+	name  string
 	fleet *sharedFleet
 	// tree and selection are the arguments of tree, and of the other
 	// commands but describe, that select the clusters frozen (none: the
@@ -163,41 +175,41 @@ func (c frozenCase) slug() string {
 }
 
 var frozenFleets = []frozenFleet{
-	{fleet: demoFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"azure", 0}, {"aws/team-a", 0}, {"aws/team-c", 0}}},
-	{fleet: faultsFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
+	{name: "demo", walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"azure", 0}, {"aws/team-a", 0}, {"aws/team-c", 0}}},
+	{name: "faults", walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
 		{"aws", 0}, {"no-secret", 3}, {"garbage", 3}, {"exec", 3}, {"tokenfile", 3}, {"forbidden", 3}, {"loop", 3},
 		{"aws/tenants:team-a", 0}, {"aws/staging:team-a", 3},
 	}},
 	{
-		fleet: diffFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/team-a", 0}},
+		name: "diff", fleet: diffFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/team-a", 0}},
 		// tenants/team-a, which the repository puts on aws, is applied
 		// after the fleet is ready, and retried until its tenant is up.
 		settle: func(t *testing.T) { t.Helper(); diffCheckout(t) },
 	},
 	{
-		fleet: fluxFleet, tree: []string{"aws/team-a"}, treeRead: true, selection: []string{"aws/team-a", "aws/team-dead"},
+		name: "flux", fleet: fluxFleet, tree: []string{"aws/team-a"}, treeRead: true, selection: []string{"aws/team-a", "aws/team-dead"},
 		walk: 3, drift: 1, action: 3, describe: []frozenDescribe{{"aws/team-a", 0}, {"aws/team-dead", 3}},
 	},
-	{fleet: driftFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{{"aws", 0}, {"azure", 0}, {"azure/team-a", 0}, {"aws/drifty", 0}, {"aws/gone", 3}}},
+	{name: "drift", walk: 3, drift: 1, action: 3, describe: []frozenDescribe{{"aws", 0}, {"azure", 0}, {"azure/team-a", 0}, {"aws/drifty", 0}, {"aws/gone", 3}}},
 	{
-		fleet: reliabilityFleet, flags: []string{"--timeout", "5s"},
+		name: "reliability", flags: []string{"--timeout", "5s"},
 		tree:      []string{"--env", "no-secrets", "--env", "no-helmreleases", "--env", "slow", "--env", "bare"},
 		selection: []string{"--env", "no-secrets", "--env", "no-helmreleases", "--env", "slow", "--env", "bare"},
 		walk:      3, drift: 1, action: 3, describe: []frozenDescribe{
 			{"no-secrets", 3}, {"no-helmreleases", 3}, {"slow", 3}, {"bare", 0}, {"no-secrets/team-a", 3},
 		},
 	},
-	{fleet: hubFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
+	{name: "hub", walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
 		{"aws", 0}, {"edge-1", 0}, {"prod-eu", 0}, {"lost", 3}, {"pending", 3}, {"no-apps", 3}, {"no-mcs", 3}, {"aws/team-a", 0},
 	}},
 	{
-		fleet: realFleet, capi: true, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/edge-1", 0}, {"aws/team-a", 0}},
+		name: "real", fleet: realFleet, capi: true, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/edge-1", 0}, {"aws/team-a", 0}},
 		settle: func(t *testing.T) { t.Helper(); realSettled(t, "", 0) },
 	},
-	{fleet: scaleFleet, walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
+	{name: "scale", walk: 3, drift: 1, action: 3, describe: []frozenDescribe{
 		{"master-0001", 0}, {"master-0002", 0}, {"master-0001/tenant-0001", 0}, {"master-0001/gone", 3},
 	}},
-	{fleet: watchFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/team-a", 0}, {"aws/team-b", 0}}},
+	{name: "watch", fleet: watchFleet, walk: 0, drift: 1, action: 0, describe: []frozenDescribe{{"aws", 0}, {"aws/team-a", 0}, {"aws/team-b", 0}}},
 }
 
 // refold lays YAML out again from what it says: where a long string is
@@ -221,28 +233,50 @@ func refold(tb testing.TB, data []byte) []byte {
 var frozenRuns atomic.Int32
 
 func TestFrozen(t *testing.T) {
-	needFleets(t)
-	if frozenRuns.Add(1) > 1 {
-		t.Skip("the goldens are of the fleets before the tests after this file change them; this is a second run in one process (-count)")
-	}
+	again := frozenRuns.Add(1) > 1
 	for _, ff := range frozenFleets {
-		t.Run(ff.fleet.name, func(t *testing.T) {
-			f := ff.fleet.get(t)
+		t.Run(ff.name, func(t *testing.T) {
+			var f target
+			if ff.fleet == nil {
+				t.Parallel()
+				f = inMemoryTarget(t, ff.name)
+			} else {
+				needFleets(t)
+				if again {
+					t.Skip("the goldens are of the fleet before the tests after this file change it; this is a second run in one process (-count)")
+				}
+				f = onApiservers(ff.fleet.get(t))
+			}
 			if ff.settle != nil {
 				ff.settle(t)
 			}
-			for _, c := range ff.cases() {
+			cases := ff.cases()
+			results := make([]result, len(cases))
+			if ff.fleet == nil {
+				// At once: on the reliability fleet each command waits out
+				// its 5 s on slow.
+				argLists := make([][]string, len(cases))
+				for i, c := range cases {
+					argLists[i] = append([]string{"--kubeconfig", f.fleet.Kubeconfig}, append(c.args, "--color", "never")...)
+				}
+				results = runAtOnceWith(t, f.deps, 2*time.Minute, argLists)
+			} else {
+				for i, c := range cases {
+					results[i] = f.run(t, append(c.args, "--color", "never")...)
+				}
+			}
+			for i, c := range cases {
 				t.Run(c.slug(), func(t *testing.T) {
-					r := onFleet(t, f, append(c.args, "--color", "never")...)
+					r := results[i]
 					if r.code != c.code {
 						t.Errorf("kubectl fleet %s: exit %d, want %d; stderr:\n%s", strings.Join(c.args, " "), r.code, c.code, r.stderr)
 					}
 					out := scrubFrozen(t, ff, r.stdout)
 					if strings.HasSuffix(c.slug(), ".yaml") {
-						golden.AssertFileAs(t, "frozen/"+ff.fleet.name+"/"+c.slug(), out, refold)
+						golden.AssertFileAs(t, "frozen/"+ff.name+"/"+c.slug(), out, refold)
 						return
 					}
-					golden.AssertFile(t, "frozen/"+ff.fleet.name+"/"+c.slug(), out)
+					golden.AssertFile(t, "frozen/"+ff.name+"/"+c.slug(), out)
 				})
 			}
 		})

@@ -47,14 +47,14 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestSuspendGitCommitsOnceAndTouchesNoCluster(t *testing.T) {
-	needFleets(t)
+	drift := inMemoryTarget(t, "drift")
 	dir := fleetRepo(t)
-	before := resourceVersions(t, driftFleet.get(t))
+	before := resourceVersions(t, drift.fleet)
 	original := readFile(t, dir+"/clusters/team-a/infra.yaml")
 	head := gitIn(t, dir, "rev-parse", "HEAD")
 
 	// --dry-run: the diff, nothing written.
-	r := onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "infra", "--git", dir, "--dry-run")
+	r := drift.run(t, "suspend", "azure/team-a", "--name", "infra", "--git", dir, "--dry-run")
 	if r.code != 0 || !strings.Contains(r.stdout, "+  suspend: true") || !strings.Contains(r.stdout, "would commit") {
 		t.Errorf("dry run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -62,7 +62,7 @@ func TestSuspendGitCommitsOnceAndTouchesNoCluster(t *testing.T) {
 		t.Fatal("a dry run wrote to the checkout")
 	}
 
-	r = onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "infra", "--git", dir, "--reason", "maintenance window")
+	r = drift.run(t, "suspend", "azure/team-a", "--name", "infra", "--git", dir, "--reason", "maintenance window")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, r.stdout)
 	}
@@ -81,26 +81,26 @@ func TestSuspendGitCommitsOnceAndTouchesNoCluster(t *testing.T) {
 	}
 
 	// Suspending again changes nothing; resume gives the file back, byte for byte.
-	r = onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "infra", "--git", dir, "-o", "json")
+	r = drift.run(t, "suspend", "azure/team-a", "--name", "infra", "--git", dir, "-o", "json")
 	if rep := report(t, r); r.code != 0 || rep.Results[0].Result != "already suspended" || rep.Git.Commit != "" {
 		t.Errorf("a second suspend: exit %d, %+v", r.code, rep.Results)
 	}
-	r = onFleet(t, driftFleet.get(t), "resume", "azure/team-a", "--name", "infra", "--git", dir, "--reason", "done")
+	r = drift.run(t, "resume", "azure/team-a", "--name", "infra", "--git", dir, "--reason", "done")
 	if r.code != 0 || readFile(t, dir+"/clusters/team-a/infra.yaml") != original {
 		t.Errorf("resume: exit %d, the file is not as it was:\n%s", r.code, readFile(t, dir+"/clusters/team-a/infra.yaml"))
 	}
 	if n := gitIn(t, dir, "rev-list", "--count", head+"..HEAD"); n != "2" {
 		t.Errorf("%s commits after suspend and resume, want 2", n)
 	}
-	sameVersions(t, before, resourceVersions(t, driftFleet.get(t)))
+	sameVersions(t, before, resourceVersions(t, drift.fleet))
 }
 
 func TestSuspendGitRefusesASharedBase(t *testing.T) {
-	needFleets(t)
+	drift := inMemoryTarget(t, "drift")
 	dir := fleetRepo(t)
-	before := resourceVersions(t, driftFleet.get(t))
+	before := resourceVersions(t, drift.fleet)
 	head := gitIn(t, dir, "rev-parse", "HEAD")
-	r := onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "apps", "--git", dir)
+	r := drift.run(t, "suspend", "azure/team-a", "--name", "apps", "--git", dir)
 	if r.code != 1 || !strings.Contains(r.stderr, "tenants/base/apps.yaml is also applied to clusters not selected: azure/team-b (through Kustomization flux-system/flux-system on azure/team-b)") ||
 		!strings.Contains(r.stderr, "--force") {
 		t.Errorf("exit %d, stderr %q: want the refusal naming team-b", r.code, r.stderr)
@@ -109,7 +109,7 @@ func TestSuspendGitRefusesASharedBase(t *testing.T) {
 		t.Fatal("a refusal wrote to the checkout")
 	}
 	// Both tenants selected: one edit of the one shared manifest.
-	r = onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "azure/team-b", "--name", "apps", "--git", dir, "-o", "json")
+	r = drift.run(t, "suspend", "azure/team-a", "azure/team-b", "--name", "apps", "--git", dir, "-o", "json")
 	rep := report(t, r)
 	if r.code != 0 || len(rep.Results) != 2 || rep.Results[0].Result != "committed" || rep.Results[1].Result != "committed" || len(rep.Git.Files) != 1 {
 		t.Errorf("exit %d, %+v, files %v", r.code, rep.Results, rep.Git.Files)
@@ -117,15 +117,15 @@ func TestSuspendGitRefusesASharedBase(t *testing.T) {
 	golden.Assert(t, "git/apps-suspended", []byte(readFile(t, dir+"/tenants/base/apps.yaml")))
 	// --force changes the base for one tenant, and says which it reaches.
 	gitIn(t, dir, "reset", "-q", "--hard", head)
-	r = onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "apps", "--git", dir, "--force")
+	r = drift.run(t, "suspend", "azure/team-a", "--name", "apps", "--git", dir, "--force")
 	if msg := gitIn(t, dir, "log", "-1", "--format=%B"); r.code != 0 || !strings.Contains(msg, "Clusters reached: azure/team-a, azure/team-b") {
 		t.Errorf("--force: exit %d, %s, message:\n%s", r.code, r.stderr, msg)
 	}
-	sameVersions(t, before, resourceVersions(t, driftFleet.get(t)))
+	sameVersions(t, before, resourceVersions(t, drift.fleet))
 }
 
 func TestSuspendGitRefusals(t *testing.T) {
-	needFleets(t)
+	drift := inMemoryTarget(t, "drift")
 	dir := fleetRepo(t)
 	head := gitIn(t, dir, "rev-parse", "HEAD")
 	unchanged := func(what string) {
@@ -136,7 +136,7 @@ func TestSuspendGitRefusals(t *testing.T) {
 	}
 
 	// Declared nowhere: say where the search looked.
-	r := onFleet(t, driftFleet.get(t), "suspend", "azure/team-b", "--name", "flux-system", "--git", dir)
+	r := drift.run(t, "suspend", "azure/team-b", "--name", "flux-system", "--git", dir)
 	if r.code != 1 || !strings.Contains(r.stderr, "no manifest in the checkout declares Kustomization.kustomize.toolkit.fluxcd.io flux-system/flux-system (searched all 8 YAML files of "+dir+")") {
 		t.Errorf("not found: exit %d, %q", r.code, r.stderr)
 	}
@@ -147,7 +147,7 @@ func TestSuspendGitRefusals(t *testing.T) {
 	if err := os.WriteFile(path, []byte(readFile(t, path)+"# wip\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "infra", "--git", dir)
+	r = drift.run(t, "suspend", "azure/team-a", "--name", "infra", "--git", dir)
 	if r.code != 1 || !strings.Contains(r.stderr, "uncommitted changes in clusters/team-a/infra.yaml") {
 		t.Errorf("dirty: exit %d, %q", r.code, r.stderr)
 	}
@@ -166,7 +166,7 @@ func TestSuspendGitRefusals(t *testing.T) {
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "commit", "-q", "-m", "a second infra")
 	head = gitIn(t, dir, "rev-parse", "HEAD")
-	r = onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "infra", "--git", dir)
+	r = drift.run(t, "suspend", "azure/team-a", "--name", "infra", "--git", dir)
 	if r.code != 1 || !strings.Contains(r.stderr, "2 manifests declare Kustomization.kustomize.toolkit.fluxcd.io flux-system/infra: clusters/team-a/extra.yaml:1, clusters/team-a/infra.yaml:8") {
 		t.Errorf("ambiguous: exit %d, %q", r.code, r.stderr)
 	}
@@ -174,7 +174,7 @@ func TestSuspendGitRefusals(t *testing.T) {
 
 	// Flags: --branch without --git, --wait with it, a checkout that is none.
 	for _, args := range [][]string{{"--branch", "x"}, {"--git", dir, "--wait"}, {"--git", t.TempDir()}} {
-		r := onFleet(t, driftFleet.get(t), append([]string{"resume", "azure/team-a"}, args...)...)
+		r := drift.run(t, append([]string{"resume", "azure/team-a"}, args...)...)
 		if r.code != 1 || !strings.Contains(r.stderr, "error: ") {
 			t.Errorf("resume %v: exit %d, %q", args, r.code, r.stderr)
 		}
@@ -182,30 +182,30 @@ func TestSuspendGitRefusals(t *testing.T) {
 }
 
 func TestSuspendGitOnABranch(t *testing.T) {
-	needFleets(t)
+	drift := inMemoryTarget(t, "drift")
 	dir := fleetRepo(t)
-	r := onFleet(t, driftFleet.get(t), "suspend", "azure/team-a", "--name", "infra", "--git", dir, "--branch", "suspend-infra")
+	r := drift.run(t, "suspend", "azure/team-a", "--name", "infra", "--git", dir, "--branch", "suspend-infra")
 	if r.code != 0 || gitIn(t, dir, "branch", "--show-current") != "suspend-infra" || gitIn(t, dir, "rev-list", "--count", "main..suspend-infra") != "1" {
 		t.Errorf("exit %d, %s: want one commit on the new branch, checked out", r.code, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "push origin suspend-infra") {
 		t.Errorf("want the command that pushes the branch:\n%s", r.stdout)
 	}
-	r = onFleet(t, driftFleet.get(t), "resume", "azure/team-a", "--name", "infra", "--git", dir, "--branch", "suspend-infra")
+	r = drift.run(t, "resume", "azure/team-a", "--name", "infra", "--git", dir, "--branch", "suspend-infra")
 	if r.code != 1 || !strings.Contains(r.stderr, "the branch exists already") {
 		t.Errorf("an existing branch: exit %d, %q", r.code, r.stderr)
 	}
 }
 
 func TestTreeAndListShowWhereClustersAreDeclared(t *testing.T) {
-	needFleets(t)
+	drift := inMemoryTarget(t, "drift")
 	dir := fleetRepo(t)
-	r := onFleet(t, driftFleet.get(t), "list", "azure", "--git", dir)
+	r := drift.run(t, "list", "azure", "--git", dir)
 	if r.code != 0 {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}
 	golden.Assert(t, "git/list", scrub(r.stdout))
-	r = onFleet(t, driftFleet.get(t), "tree", "aws", "--git", dir)
+	r = drift.run(t, "tree", "aws", "--git", dir)
 	golden.Assert(t, "git/tree", scrub(r.stdout))
 }
 

@@ -185,9 +185,7 @@ func (p *pluginProcess) wantInterrupted(tb testing.TB, sig syscall.Signal) {
 // connection, timer and request it started has ended when it returns.
 func TestNoGoroutineLeftBehind(t *testing.T) {
 	// The shared fleets' starts run goroutines of their own: done first.
-	for _, s := range sharedFleets {
-		s.get(t)
-	}
+	fleetsSettled()
 	f := startHostileFleet(t)
 	ignore := goleak.IgnoreCurrent()
 	for _, args := range [][]string{

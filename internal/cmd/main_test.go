@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,65 +24,127 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
-// The fleets every end-to-end test of this package shares: each started
-// once, because a real apiserver costs seconds and hundreds of MB, and in
-// the background, so that the first tests run while the later tests'
-// fleets start.
+// The fleets of real apiservers the end-to-end tests of this package
+// share, for what an in-memory fleet cannot show (real controllers, TLS
+// and the kubeconfig policy end to end, request logs, watch streams,
+// kubectl run against a fleet). Each is started once, by the first test
+// that names it (fleet.get) or ahead of it by TestMain, and stopped by
+// TestMain. A spec that no test needs on apiservers has none: the drift
+// fleet's tests all run in memory (its frozen JSON, written on
+// apiservers, shows the two agree).
 var (
-	demoFleet   = &sharedFleet{name: "demo"}
-	faultsFleet = &sharedFleet{name: "faults"}
+	demoFleet   = newSharedFleet("demo")
+	faultsFleet = newSharedFleet("faults")
 	// diffFleet runs the real Flux controllers on aws, which applies
 	// testdata/gitrepos/diff-fleet to itself and, through spec.kubeConfig,
 	// to aws/team-a.
-	diffFleet = &sharedFleet{name: "diff"}
+	diffFleet = newSharedFleet("diff")
 	// fluxFleet runs the real Flux controllers on aws and aws/team-a.
-	fluxFleet = &sharedFleet{name: "flux"}
-	// driftFleet has one of each kind of drift under aws, none under azure,
-	// and applies testdata/fleet-repo on azure's tenants.
-	driftFleet = &sharedFleet{name: "drift"}
+	fluxFleet = newSharedFleet("flux")
 	// reliabilityFleet is the fault suite's: RBAC that hides Secrets or
 	// HelmReleases, a slow cluster, 5,000 Flux objects, no CRDs.
-	reliabilityFleet = &sharedFleet{name: "reliability"}
+	reliabilityFleet = newSharedFleet("reliability")
 	// hubFleet is seed 004's hub: clusters reached by Argo CD cluster
 	// Secrets, one by CAPI too, and each refused Argo CD credential.
-	hubFleet = &sharedFleet{name: "hub"}
+	hubFleet = newSharedFleet("hub")
 	// realFleet is seed 002 on the real controllers: CAPI's on mom and on
 	// aws, which CAPI provisions; Flux's on aws, whose helm-controller
 	// installs a HelmRelease per tenant that CAPI provisions in memory.
-	realFleet = &sharedFleet{name: "real"}
+	realFleet = newSharedFleet("real")
 	// scaleFleet has counted clusters on shared apiservers behind latency
 	// proxies: the walk engine's fleet.
-	scaleFleet = &sharedFleet{name: "scale"}
+	scaleFleet = newSharedFleet("scale")
 	// watchFleet is --watch's: clusters a test cuts off and brings back,
 	// one without a watch cache.
-	watchFleet = &sharedFleet{name: "watch"}
-	// sharedFleets in the order the tests first need them, which is the
-	// order they start in: tests run in the order of their files, so a
-	// file named for its fleet runs when that fleet is up (the hub's tests
-	// in hub_*.go; as apps_action_test.go they ran first, and waited 2.5
-	// minutes for the hub to start).
-	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, driftFleet, reliabilityFleet, hubFleet, realFleet, scaleFleet, watchFleet}
+	watchFleet = newSharedFleet("watch")
+	// sharedFleets in the order TestMain starts them ahead of the tests
+	// (a whole run, not -run): the order the tests first need them in, as
+	// tests run in the order of their files (a file named for its fleet
+	// runs when that fleet is up: the hub's tests in hub_*.go; as
+	// apps_action_test.go they ran first, and waited 2.5 minutes for the
+	// hub to start).
+	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, diffFleet, fluxFleet, reliabilityFleet, hubFleet, realFleet, watchFleet, scaleFleet}
 )
 
-// A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml that
-// TestMain starts in the background; get waits for it.
+// A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml of real
+// apiservers: started once, when a test first needs it (get) or ahead of
+// it (start), and stopped by TestMain.
 type sharedFleet struct {
 	name  string
+	once  sync.Once
+	begun atomic.Bool   // the start has begun
 	ready chan struct{} // closed once started or failed
 	fleet *sandbox.Fleet
 	err   error
 }
 
-// get is the started fleet: it waits for its start, and fails the test if
-// the fleet could not start. Under -short it skips the test.
+func newSharedFleet(name string) *sharedFleet {
+	return &sharedFleet{name: name, ready: make(chan struct{})}
+}
+
+// fleetStarts holds a slot per fleet starting: two at a time, as every
+// apiserver at once makes two cores thrash. aheadDone is closed once
+// TestMain has begun every start it begins ahead of the tests.
+var (
+	fleetStarts = make(chan struct{}, 2)
+	aheadDone   = make(chan struct{})
+)
+
+// start begins the fleet's start in the background, once; held says the
+// caller holds a slot of fleetStarts, which the start then releases. It
+// reports whether this call began it.
+func (s *sharedFleet) start(held bool) bool {
+	began := false
+	s.once.Do(func() {
+		began = true
+		s.begun.Store(true)
+		go func() {
+			defer close(s.ready)
+			if !held {
+				fleetStarts <- struct{}{}
+			}
+			defer func() { <-fleetStarts }()
+			root, err := sandbox.CheckoutRoot()
+			if err != nil {
+				s.err = err
+				return
+			}
+			// The fleets' own requests log nothing: a test that runs a
+			// command with -v=10 in this process turns klog's verbosity up
+			// for the whole process while it runs, and a fleet starting
+			// beside it would log every body it sends.
+			ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), 10*time.Minute)
+			defer cancel()
+			s.fleet, s.err = sandbox.StartFile(ctx, root+"/testdata/fleets/"+s.name+".yaml", "")
+		}()
+	})
+	return began
+}
+
+// get is the started fleet: it starts it if no test has yet, waits for
+// its start, and fails the test if the fleet could not start. Under -short
+// it skips the test.
 func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
 	tb.Helper()
 	needFleets(tb)
+	s.start(false)
 	<-s.ready
 	if s.err != nil {
 		tb.Fatalf("fleet %s: %v", s.name, s.err)
 	}
 	return s.fleet
+}
+
+// fleetsSettled waits until no shared fleet is starting or will start
+// ahead of the tests: a start runs goroutines, which a test that counts
+// the process's goroutines must not see.
+func fleetsSettled() {
+	<-aheadDone
+	for _, s := range sharedFleets {
+		if s.begun.Load() {
+			<-s.ready
+		}
+	}
 }
 
 // started is the fleet if it has started, nil if not (yet).
@@ -97,60 +160,52 @@ func (s *sharedFleet) started() *sandbox.Fleet {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
+		close(aheadDone)
 		code := m.Run()
 		stopInMemory()
 		os.Exit(code)
 	}
 	ctrllog.SetLogger(logr.Discard())
-	code, err := runWithFleets(m)
+	code := runWithFleets(m)
 	stopInMemory()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
-		os.Exit(1)
-	}
 	os.Exit(code)
 }
 
-// runWithFleets starts the shared fleets in the background, two at a
-// time in the order the tests need them (every apiserver at once makes two
-// cores thrash), runs the tests, and stops the fleets once every start has
-// ended.
-func runWithFleets(m *testing.M) (int, error) {
-	root, err := sandbox.CheckoutRoot()
-	if err != nil {
-		return 0, err
-	}
-	// The fleets' own requests log nothing: a test that runs a command
-	// with -v=10 in this process turns klog's verbosity up for the whole
-	// process while it runs, and the fleets starting beside it would log
-	// every body they send (the output of a failed run was mostly that).
-	ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), 10*time.Minute)
-	defer cancel()
+// runWithFleets runs the tests, starting the shared fleets ahead of them
+// in a whole run (with -run, a fleet starts when a test first needs it),
+// and stops every fleet started once every start has ended.
+func runWithFleets(m *testing.M) int {
+	ahead, stopAhead := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, s := range sharedFleets {
-		s.ready = make(chan struct{})
+	if f := flag.Lookup("test.run"); f == nil || f.Value.String() == "" {
+		wg.Go(func() {
+			defer close(aheadDone)
+			for _, s := range sharedFleets {
+				select {
+				case fleetStarts <- struct{}{}:
+				case <-ahead.Done():
+					return
+				}
+				if !s.start(true) {
+					<-fleetStarts
+				}
+			}
+		})
+	} else {
+		close(aheadDone)
 	}
-	wg.Go(func() {
-		slots := make(chan struct{}, 2)
-		for _, s := range sharedFleets {
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				defer close(s.ready)
-				s.fleet, s.err = sandbox.StartFile(ctx, root+"/testdata/fleets/"+s.name+".yaml", "")
-			})
-		}
-	})
 	defer func() {
+		stopAhead()
 		wg.Wait()
+		fleetsSettled()
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
 		var stops sync.WaitGroup
 		for _, s := range sharedFleets {
-			if s.fleet != nil {
+			if f := s.started(); f != nil {
 				stops.Go(func() {
-					if err := s.fleet.Stop(); err != nil {
+					if err := f.Stop(); err != nil {
 						fmt.Fprintf(os.Stderr, "warning: %v\n", err)
 					}
 				})
@@ -158,7 +213,7 @@ func runWithFleets(m *testing.M) (int, error) {
 		}
 		stops.Wait()
 	}()
-	return m.Run(), nil
+	return m.Run()
 }
 
 // needFleets skips a test under -short, where TestMain starts no apiserver.
@@ -248,6 +303,14 @@ func inMemory(tb testing.TB, name string) *sandbox.Fleet {
 	return m.fleet
 }
 
+// inMemoryTarget is the in-memory fleet of spec name (inMemory) as a
+// target, for a test that only reads it.
+func inMemoryTarget(tb testing.TB, name string) target {
+	tb.Helper()
+	f := inMemory(tb, name)
+	return target{name: "inmemory", fleet: f, deps: cmd.Deps{Dial: f.Dial}}
+}
+
 // ownInMemory is a new in-memory fleet of spec name for test alone, which
 // may write to it; removed when test ends.
 func ownInMemory(t *testing.T, name string) target {
@@ -299,8 +362,9 @@ func onApiservers(f *sandbox.Fleet) target { return target{name: "apiservers", f
 // onBoth are the targets of spec name a test that only reads runs
 // against, each as a subtest (t.Run(f.name, …), then f.begin): its
 // in-memory fleet, in parallel with other tests, and, without -short, its
-// apiservers. What the test asserts, a golden file included, holds for
-// both: that is what makes a spec mean the same thing to both.
+// apiservers where the spec has a shared fleet (sharedFleets). What the
+// test asserts, a golden file included, holds for both: that is what
+// makes a spec mean the same thing to both.
 func onBoth(name string) []target { return targets(name, true, false) }
 
 // onBothInTurn is onBoth for a test that sets the process's environment
@@ -314,7 +378,7 @@ func onBothWriting(name string) []target { return targets(name, true, true) }
 
 func targets(name string, parallel, own bool) []target {
 	out := []target{{name: "inmemory", spec: name, parallel: parallel, own: own}}
-	if !testing.Short() {
+	if !testing.Short() && sharedNamed(name) != nil {
 		out = append(out, target{name: "apiservers", spec: name, shared: true})
 	}
 	return out
@@ -349,12 +413,20 @@ func (tg target) run(t *testing.T, args ...string) result {
 // sharedByName is the shared fleet of spec name.
 func sharedByName(tb testing.TB, name string) *sharedFleet {
 	tb.Helper()
+	s := sharedNamed(name)
+	if s == nil {
+		tb.Fatalf("no shared fleet %s", name)
+	}
+	return s
+}
+
+// sharedNamed is the shared fleet of spec name, nil if the spec has none.
+func sharedNamed(name string) *sharedFleet {
 	for _, s := range sharedFleets {
 		if s.name == name {
 			return s
 		}
 	}
-	tb.Fatalf("no shared fleet %s", name)
 	return nil
 }
 
