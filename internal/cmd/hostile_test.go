@@ -98,6 +98,11 @@ func rawControl(out string) (byte, bool) {
 	return 0, false
 }
 
+// The hostile tests bring their servers, in process, and run in parallel
+// but for the three whose children send bodies up to the 64 MiB limit:
+// beside them, on two cores, the friendly root missed the others' 2 s
+// timeouts.
+
 // runBounded runs kubectl fleet and fails the test if it is still running
 // after limit: a hostile cluster must not hold a command.
 func runBounded(t *testing.T, limit time.Duration, args ...string) result {
@@ -162,6 +167,7 @@ func TestHostileChildrenEveryCommand(t *testing.T) {
 
 // What each hostile child is reported as, in tree's JSON.
 func TestHostileChildrenAreReportedEach(t *testing.T) {
+	t.Parallel()
 	f := startHostileFleet(t)
 	r := runBounded(t, 30*time.Second, "--kubeconfig", f.kubeconfig, "tree", "-o", "json", "--timeout", "2s")
 	if r.code != 3 {
@@ -220,6 +226,7 @@ func TestEndlessBodyIsCutAtTheLimit(t *testing.T) {
 // Names and messages with escape sequences are escaped in every text
 // output, and the names, which no apiserver accepts, are quoted and flagged.
 func TestEscapeSequencesAreShownEscaped(t *testing.T) {
+	t.Parallel()
 	f := startHostileFleet(t)
 	r := runBounded(t, 30*time.Second, "--kubeconfig", f.kubeconfig, "--color", "never", "tree", "--timeout", "2s")
 	for _, want := range []string{`"evil\x1b[2J\x1b]0;pwned\a\x1b]52;c;cm0gLXJmIH4=\a\n" (invalid name)`, `build failed\x1b[2J`, `Provisioned\x1b[2J`} {
@@ -289,6 +296,7 @@ func TestGetKubeconfigOutputFileIsARegularFile(t *testing.T) {
 // refused, and never printed, not even in client-go's request logs at
 // -v=10 (defect 5).
 func TestCredentialsNeverInTheClear(t *testing.T) {
+	t.Parallel()
 	f := startHostileFleet(t)
 	cmd := exec.Command(plugin(t), "--kubeconfig", f.kubeconfig, "tree", "-v=10", "--timeout", "2s")
 	var stdout, stderr bytes.Buffer
@@ -584,6 +592,7 @@ func TestHostileHubEveryCommand(t *testing.T) {
 // ManagedCluster no credential can be made of an error naming the object
 // and the field (never its value).
 func TestHostileHubChildrenAreReportedEach(t *testing.T) {
+	t.Parallel()
 	h := startHostileHub(t)
 	r := runBounded(t, time.Minute, "--kubeconfig", h.kubeconfig, "tree", "-o", "json", "--timeout", "3s")
 	if r.code != 3 {
@@ -660,6 +669,7 @@ func TestHostileHubChildrenAreReportedEach(t *testing.T) {
 // shown escaped in text output, and names no apiserver accepts are quoted
 // and flagged.
 func TestHostileHubStringsAreShownEscaped(t *testing.T) {
+	t.Parallel()
 	h := startHostileHub(t)
 	e := `\x1b[2J\x1b]0;pwned\a\x1b]52;c;cm0gLXJmIH4=\a\n`
 	// A message on one line shows the newline as a space.
@@ -694,6 +704,7 @@ func TestHostileHubStringsAreShownEscaped(t *testing.T) {
 // children's kubeconfigs is printed, not even in client-go's request logs
 // at -v=10; get-kubeconfig writes the one it hands out to its file only.
 func TestHostileHubCredentialsNeverPrinted(t *testing.T) {
+	t.Parallel()
 	h := startHostileHub(t)
 	dir := t.TempDir()
 	runs := [][]string{

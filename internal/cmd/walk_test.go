@@ -253,6 +253,7 @@ func TestFluxOperationsReuseTheWalksConnections(t *testing.T) {
 // command past its timeout: connecting is part of the cluster's work, and
 // nothing is read outside a request.
 func TestSilentServerEndsAtTheTimeout(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

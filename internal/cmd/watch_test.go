@@ -325,6 +325,7 @@ func compact(t *testing.T, m *sandbox.Member) {
 // they carry is escaped; the process's memory stays bounded and the rest
 // of the fleet is watched.
 func TestWatchOfHostileStreams(t *testing.T) {
+	t.Parallel()
 	root, err := hostile.Start(hostile.Friendly)
 	if err != nil {
 		t.Fatal(err)
