@@ -625,6 +625,24 @@ func TestWalkBounds(t *testing.T) {
 	}
 }
 
+// The default bounds walk the benchmarks' largest fleet whole: 10,000
+// tenants under 5 masters, 10,006 clusters (issue 31).
+func TestWalkDefaultBoundsHoldTenThousandTenants(t *testing.T) {
+	res := walkResult(t, benchFleet(10000, 0), fleet.Options{Depth: -1})
+	nodes := res.Nodes()
+	if len(nodes) != 10006 {
+		t.Fatalf("walked %d clusters, want 10006", len(nodes))
+	}
+	for _, n := range nodes {
+		if n.Error != "" {
+			t.Fatalf("%s: %s", n.Path, n.Error)
+		}
+	}
+	if fleet.DefaultMaxClusters < 10006 || fleet.DefaultMaxClusters > 100000 {
+		t.Errorf("DefaultMaxClusters %d: it must hold 10,006 clusters and still stop a fleet that makes its children up", fleet.DefaultMaxClusters)
+	}
+}
+
 // A cluster reached again on one path by the same server URL and CA is a
 // cycle, even when it claims a new identity.
 func TestWalkCycleByEndpoint(t *testing.T) {
