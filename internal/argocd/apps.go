@@ -61,14 +61,14 @@ func Probe[C kube.Connected]() fleet.Probe[C] {
 		if a == nil {
 			return nil, err
 		}
-		return func(n *fleet.Node) { n.ArgoCD = a }, err
+		return func(n *fleet.Node) { SetState(n, a) }, err
 	})
 }
 
 // Applications lists the Applications of every namespace through c; nil
 // and no error when the cluster serves none. An error to list them is
-// recorded in ArgoCD.Error, and returned.
-func Applications(ctx context.Context, c *kube.Conn) (*fleet.ArgoCD, error) {
+// recorded in State.Error, and returned.
+func Applications(ctx context.Context, c *kube.Conn) (*State, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(ApplicationGVK().GroupVersion().WithKind("ApplicationList"))
 	err := c.List(ctx, list)
@@ -81,9 +81,9 @@ func Applications(ctx context.Context, c *kube.Conn) (*fleet.ArgoCD, error) {
 		err = fmt.Errorf("failed to list Argo CD Applications: %w", err)
 	}
 	if err != nil {
-		return &fleet.ArgoCD{Installed: true, Applications: []fleet.Application{}, Error: err.Error()}, err
+		return &State{Installed: true, Applications: []Application{}, Error: err.Error()}, err
 	}
-	out := &fleet.ArgoCD{Installed: true, Applications: make([]fleet.Application, 0, len(list.Items))}
+	out := &State{Installed: true, Applications: make([]Application, 0, len(list.Items))}
 	for i := range list.Items {
 		out.Applications = append(out.Applications, applicationOf(&list.Items[i]))
 	}
@@ -99,12 +99,12 @@ func Applications(ctx context.Context, c *kube.Conn) (*fleet.ArgoCD, error) {
 
 // applicationOf reads what the walk shows of an Application. Every field
 // comes from a server: one of the wrong type reads as absent.
-func applicationOf(u *unstructured.Unstructured) fleet.Application {
+func applicationOf(u *unstructured.Unstructured) Application {
 	str := func(path ...string) string {
 		s, _, _ := unstructured.NestedString(u.Object, path...)
 		return s
 	}
-	a := fleet.Application{
+	a := Application{
 		Namespace:      u.GetNamespace(),
 		Name:           u.GetName(),
 		Labels:         u.GetLabels(),

@@ -75,28 +75,37 @@ func (Linker) Listed(n *fleet.Node, children []fleet.Child, paths []string, fail
 		}
 	}
 	n.SetFacet(targetsFacet, t)
-	if n.ArgoCD == nil {
+	st := StateOf(n)
+	if st == nil {
 		return
 	}
-	for i := range n.ArgoCD.Applications {
-		a := &n.ArgoCD.Applications[i]
+	st = st.Clone()
+	for i := range st.Applications {
+		a := &st.Applications[i]
 		path, known := applicationTarget(n, a.Destination)
 		a.Target, a.TargetUnknown = path, !known
 	}
+	SetState(n, st)
 }
 
 // Link records, on each Application a cluster holds, the cluster it
 // deploys to, the holder itself or a child Argo CD addresses so, and on
 // that cluster, where it was walked, the Application.
 func (Linker) Link(root *fleet.Node) {
-	root.Walk(func(n *fleet.Node) { n.Applications = nil })
-	linkApplications(root)
+	deploying := map[*fleet.Node][]Application{}
+	linkApplications(root, deploying)
+	root.Walk(func(n *fleet.Node) { Set(n, Status{State: StateOf(n), Applications: deploying[n]}) })
 }
 
-func linkApplications(n *fleet.Node) {
-	if n.ArgoCD != nil {
-		for i := range n.ArgoCD.Applications {
-			a := &n.ArgoCD.Applications[i]
+// linkApplications resolves the target of every Application held below
+// n, in a new State, and gathers the Applications that deploy to each
+// walked cluster.
+func linkApplications(n *fleet.Node, deploying map[*fleet.Node][]Application) {
+	if st := StateOf(n); st != nil {
+		st = st.Clone()
+		defer SetState(n, st)
+		for i := range st.Applications {
+			a := &st.Applications[i]
 			a.Holder = n.Path
 			a.Target, a.TargetUnknown = nil, false
 			path, known := applicationTarget(n, a.Destination)
@@ -118,12 +127,12 @@ func linkApplications(n *fleet.Node) {
 				}
 			}
 			if target != nil {
-				target.Applications = append(target.Applications, *a)
+				deploying[target] = append(deploying[target], *a)
 			}
 		}
 	}
 	for _, c := range n.Children {
-		linkApplications(c)
+		linkApplications(c, deploying)
 	}
 }
 

@@ -42,13 +42,14 @@ func (a Operations) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.S
 	if !sel.Kinds[ApplicationKind] {
 		return
 	}
-	if n.ArgoCD != nil && n.ArgoCD.Error != "" {
+	s := Of(n)
+	if s.State != nil && s.State.Error != "" {
 		p.Unreached = append(p.Unreached, ops.Result{Cluster: n.Path, Result: ops.Failed, Failed: true,
-			Message: "Applications not listed, none acted on: " + n.ArgoCD.Error})
+			Message: "Applications not listed, none acted on: " + s.State.Error})
 	}
-	apps := slices.Clone(n.Applications)
-	if n.ArgoCD != nil {
-		for _, app := range n.ArgoCD.Applications {
+	apps := slices.Clone(s.Applications)
+	if s.State != nil {
+		for _, app := range s.State.Applications {
 			if app.Target == nil || w.Node(*app.Target) == nil {
 				apps = append(apps, app)
 			}
@@ -72,7 +73,7 @@ func (a Operations) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.S
 
 // opsObject is what a selection and a plan read of an Application:
 // suspended when automated sync is off.
-func opsObject(a *fleet.Application) ops.Object {
+func opsObject(a *Application) ops.Object {
 	return ops.Object{Group: ApplicationGVK().Group, Kind: ApplicationKind, Namespace: a.Namespace, Name: a.Name, Labels: a.Labels,
 		Suspended: a.Automated != nil && !*a.Automated, Suspension: a.Suspension}
 }
@@ -93,7 +94,7 @@ func skip(named bool) ops.Result {
 // compares an Application whose automated sync is off too; only one the
 // controller skips is not refreshed.
 func (Operations) Preview(p *ops.Plan, t *ops.Target) ops.Result {
-	app, _ := t.Item.(*fleet.Application)
+	app, _ := t.Item.(*Application)
 	return ops.Preview(p.Verb, t.Object.Suspended, app != nil && app.SkipReconcile, skip(p.Named))
 }
 
@@ -202,7 +203,7 @@ func (r *appActor) waitRefreshed(ctx context.Context, t *ops.Target, since time.
 
 // applicationState is an Application's sync and health in a few words:
 // "Synced, Healthy at revision 1a2b3c4".
-func applicationState(a fleet.Application) string {
+func applicationState(a Application) string {
 	var parts []string
 	for _, p := range []string{a.Sync, a.Health} {
 		if p != "" {

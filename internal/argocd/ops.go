@@ -58,8 +58,8 @@ func Refresh(ctx context.Context, c client.Client, ref kube.Ref, hard bool, now 
 // controller to have handled a refresh requested at since: the refresh
 // annotation gone and status.reconciledAt at or after since. It returns
 // the Application as it then is.
-func WaitRefreshed(ctx context.Context, c client.Client, ref kube.Ref, since time.Time, interval time.Duration) (fleet.Application, error) {
-	var app fleet.Application
+func WaitRefreshed(ctx context.Context, c client.Client, ref kube.Ref, since time.Time, interval time.Duration) (Application, error) {
+	var app Application
 	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
 		obj, err := kube.GetObject(ctx, c, ref)
 		if err != nil {

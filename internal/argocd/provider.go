@@ -21,6 +21,7 @@ var (
 	_ provider.Prober    = Provider{}
 	_ provider.Operator  = Provider{}
 	_ provider.Linking   = Provider{}
+	_ provider.Presenter = Provider{}
 )
 
 // NewProvider returns the Argo CD provider.
@@ -39,6 +40,9 @@ func (Provider) Source() reach.Source { return Source{} }
 func (Provider) Probes() []fleet.Probe[*reach.Cluster] {
 	return []fleet.Probe[*reach.Cluster]{Probe[*reach.Cluster]()}
 }
+
+// Columns are Argo CD's column, lines and describe section.
+func (Provider) Columns() []fleet.Column { return []fleet.Column{Column()} }
 
 // Linker links Applications to the clusters they deploy to.
 func (Provider) Linker() fleet.Linker { return Linker{} }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
@@ -370,6 +371,22 @@ func TestDriftOfOCMClusters(t *testing.T) {
 	}
 }
 
+// argoNode is what a node's JSON says of Argo CD (argocd.Status, flat
+// among the node's fields).
+type argoNode struct {
+	Path         string               `json:"path"`
+	ArgoCD       *argocd.State        `json:"argocd"`
+	Applications []argocd.Application `json:"applications"`
+	Children     []*argoNode          `json:"children"`
+}
+
+func (n *argoNode) walk(visit func(*argoNode)) {
+	visit(n)
+	for _, c := range n.Children {
+		c.walk(visit)
+	}
+}
+
 // Argo CD Applications count on the cluster they deploy to: the hub's own
 // for in-cluster, a child's for a destination its cluster Secret names,
 // none for one the hub does not know. What each says is on its target's
@@ -378,9 +395,9 @@ func TestApplicationsCountWhereTheyDeploy(t *testing.T) {
 	for _, f := range onBoth("hub") {
 		t.Run(f.name, func(t *testing.T) {
 			f := f.begin(t)
-			root := decode[fleet.Node](t, f.run(t, "tree", "-o", "json"))
+			root := decode[argoNode](t, f.run(t, "tree", "-o", "json"))
 			got := map[string][]string{}
-			root.Walk(func(n *fleet.Node) {
+			root.walk(func(n *argoNode) {
 				for _, a := range n.Applications {
 					got[fleet.DisplayPath(n.Path)] = append(got[fleet.DisplayPath(n.Path)], fleet.DisplayPath(a.Holder)+" "+a.Name+" "+a.Sync+" "+a.Health)
 				}

@@ -18,6 +18,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
@@ -162,7 +163,8 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 // to n, and with those n holds that deploy to no cluster it knows.
 func applications(n *fleet.Node, opts *Options) []fleet.Finding {
 	var out []fleet.Finding
-	for _, a := range n.Applications {
+	s := argocd.Of(n)
+	for _, a := range s.Applications {
 		ref := &fleet.ObjectRef{Kind: "Application", Namespace: a.Namespace, Name: a.Name}
 		held := ""
 		if a.Holder != n.Path {
@@ -193,8 +195,8 @@ func applications(n *fleet.Node, opts *Options) []fleet.Finding {
 	}
 	// Where the cluster's Argo CD clusters could not be listed, where an
 	// Application deploys is not known.
-	if _, partial := n.ProbeErrors["edges/argocd"]; n.ArgoCD != nil && !partial {
-		for _, a := range n.ArgoCD.Applications {
+	if _, partial := n.ProbeErrors["edges/argocd"]; s.State != nil && !partial {
+		for _, a := range s.State.Applications {
 			if a.Target == nil && !a.TargetUnknown {
 				out = append(out, fleet.Finding{Kind: NoDestination, Object: &fleet.ObjectRef{Kind: "Application", Namespace: a.Namespace, Name: a.Name},
 					Expected: "a cluster the holder knows", Actual: orNone(a.Destination), Message: "no Argo CD cluster Secret of this cluster, nor in-cluster, is its destination"})

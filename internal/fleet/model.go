@@ -40,13 +40,6 @@ type Node struct {
 	Nodes *Count `json:"nodes,omitempty"`
 	// Flux is the Flux status of the cluster; nil when it could not be read.
 	Flux *Flux `json:"flux"`
-	// ArgoCD is the Argo CD status of the cluster: the Applications it
-	// holds; nil when not read.
-	ArgoCD *ArgoCD `json:"argocd,omitempty"`
-	// Applications are the Argo CD Applications that deploy to this
-	// cluster, held by itself (in-cluster) or by its parent; what they
-	// say is this cluster's GitOps health beside Flux's.
-	Applications []Application `json:"applications,omitempty"`
 	// AppliedFrom are Flux objects on the parent cluster that apply to this
 	// cluster through spec.kubeConfig (the remote-cluster technique); known
 	// from the parent even when this cluster cannot be reached.
@@ -84,68 +77,6 @@ type Node struct {
 	// walk below the node (Subtree) tells cycles by them.
 	identity, endpoint string
 }
-
-// ArgoCD is the Argo CD status of one cluster.
-type ArgoCD struct {
-	// Installed is false when the cluster serves no Applications.
-	Installed bool `json:"installed"`
-	// Applications are those the cluster holds, whatever cluster each
-	// deploys to, sorted by namespace and name.
-	Applications []Application `json:"applications"`
-	// Error says why the Applications could not be listed.
-	Error string `json:"error,omitempty" escape:"oneline"`
-}
-
-// Application is the status of one Argo CD Application.
-type Application struct {
-	// Holder is the path of the cluster that holds the Application.
-	Holder    string `json:"holder"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// Labels are the Application's labels: -l selects by them, and
-	// Flux's ownership labels say which Kustomization applies it.
-	Labels  map[string]string `json:"labels,omitempty"`
-	Project string            `json:"project,omitempty"`
-	// Destination is spec.destination as written: the server URL, or
-	// "name NAME" for a destination by name.
-	Destination string `json:"destination"`
-	// Target is the path of the cluster it deploys to; nil when its
-	// destination is no cluster the holder knows, or, with TargetUnknown,
-	// when the walk did not read the holder's clusters.
-	Target        *string `json:"target"`
-	TargetUnknown bool    `json:"targetUnknown,omitempty"`
-	// Source is spec.source: repoURL, path and targetRevision.
-	RepoURL        string `json:"repoURL,omitempty"`
-	Path           string `json:"path,omitempty"`
-	TargetRevision string `json:"targetRevision,omitempty"`
-	// Sync is status.sync.status (Synced, OutOfSync, Unknown) at Revision.
-	Sync     string `json:"sync,omitempty"`
-	Revision string `json:"revision,omitempty"`
-	// Health is status.health.status (Healthy, Progressing, Degraded,
-	// Suspended, Missing, Unknown).
-	Health string `json:"health,omitempty"`
-	// Operation is status.operationState.phase (Running, Succeeded,
-	// Failed, Error) and Message its message.
-	Operation string `json:"operation,omitempty"`
-	Message   string `json:"message,omitempty" escape:"oneline"`
-	// ReconciledAt is status.reconciledAt, RFC 3339.
-	ReconciledAt string `json:"reconciledAt,omitempty"`
-	// Automated is spec.syncPolicy.automated: nil when the Application is
-	// synced by hand (no automated block), else whether automated sync is
-	// enabled (automated.enabled, Argo CD ≥ 3.1; true when unset).
-	Automated *bool `json:"automated"`
-	// Suspension is who turned automated sync off, why and when, as far
-	// as kubectl fleet's annotations say.
-	Suspension *Suspension `json:"suspension,omitempty"`
-	// SkipReconcile is the argocd.argoproj.io/skip-reconcile annotation:
-	// the controller leaves the Application alone.
-	SkipReconcile bool `json:"skipReconcile,omitempty"`
-	// AppSet is the ApplicationSet that owns the Application.
-	AppSet string `json:"appSet,omitempty"`
-}
-
-// Good reports whether the Application is synced and healthy.
-func (a Application) Good() bool { return a.Sync == "Synced" && a.Health == "Healthy" }
 
 // Replicas counts machines of a control plane or of the workers.
 type Replicas struct {

@@ -14,19 +14,55 @@ const (
 )
 
 // Column is a column an integration adds to the tree and the list, and
-// its line in describe: what it knows of each cluster, in a word.
+// its lines in describe and under the cluster: what it knows of each
+// cluster.
 type Column struct {
-	// Header names the column, and the line in describe.
+	// Header names the column, and the line in describe (unless Title).
 	Header string
-	// Before is the header of the core's column it goes before ("FLUX").
-	Before string
+	// Before is the header of the core's column it goes before ("FLUX"),
+	// or After the one it follows.
+	Before, After string
 	// Cell is the node's cell, "" when the integration knows nothing of
-	// the cluster: the column is shown where some cluster's is not empty.
+	// the cluster: the column is shown where some cluster's is not empty
+	// (or Show says so).
 	Cell func(n *Node) (string, Health)
+	// Show, when set, reports whether n makes the column shown, whatever
+	// its cell.
+	Show func(n *Node) bool
 	// Describe is the node's line in describe, "" for none, with a detail
 	// drawn dim after it.
 	Describe func(n *Node) (text string, health Health, detail string)
+	// Title names the line in describe; Header when empty. DescribeAfter
+	// is the core's line it follows ("Flux"); empty, before the nodes.
+	Title, DescribeAfter string
+	// Lines are drawn under the cluster in the tree, after its Flux
+	// objects' problems.
+	Lines func(n *Node) [][]Span
+	// Section is a section of describe, after the Flux objects: its
+	// title and lines; none when there are no lines.
+	Section func(n *Node) (title string, lines [][]Span)
 }
+
+// Span is a piece of a line an integration draws, in a style.
+type Span struct {
+	Text  string
+	Style Style
+}
+
+// Style is how a renderer draws a span.
+type Style int
+
+// The styles of a span.
+const (
+	StylePlain Style = iota
+	StyleGood
+	StyleWarn
+	StyleBad
+	StyleDim
+)
+
+// Styled is a line of one span.
+func Styled(style Style, text string) []Span { return []Span{{Text: text, Style: style}} }
 
 // DriftCheck is an integration's part of drift: its kinds of finding, and
 // what it finds on a cluster at each point of drift's pass over it.

@@ -704,12 +704,12 @@ func TestApplicationsLinkToTheirTarget(t *testing.T) {
 			return func(*fleet.Node) {}, nil
 		}
 		return func(n *fleet.Node) {
-			n.ArgoCD = &fleet.ArgoCD{Installed: true, Applications: []fleet.Application{
+			argocd.SetState(n, &argocd.State{Installed: true, Applications: []argocd.Application{
 				{Name: "self", Destination: "https://kubernetes.default.svc"},
 				{Name: "by-server", Destination: "https://azure.example/"},
 				{Name: "by-name", Destination: "name aws-prod"},
 				{Name: "nowhere", Destination: "name gone"},
-			}}
+			}})
 		}, nil
 	})
 	targets := func(opts fleet.Options) map[string]string {
@@ -719,7 +719,7 @@ func TestApplicationsLinkToTheirTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]string{}
-		for _, a := range res.Root.ArgoCD.Applications {
+		for _, a := range argocd.StateOf(res.Root).Applications {
 			switch {
 			case a.TargetUnknown:
 				out[a.Name] = "unknown"

@@ -283,11 +283,11 @@ func TestRunWithNothingSelectedAsksNothing(t *testing.T) {
 }
 
 // appsProbe gives a fake cluster Argo CD Applications.
-func appsProbe(apps map[string][]fleet.Application) fleet.Probe[*cluster] {
+func appsProbe(apps map[string][]argocd.Application) fleet.Probe[*cluster] {
 	return fleet.NewProbe("argocd", func(_ context.Context, c *cluster) (func(*fleet.Node), error) {
 		return func(n *fleet.Node) {
 			if a, ok := apps[c.name]; ok {
-				n.ArgoCD = &fleet.ArgoCD{Installed: true, Applications: a}
+				argocd.SetState(n, &argocd.State{Installed: true, Applications: a})
 			}
 		}, nil
 	})
@@ -298,12 +298,12 @@ func appsProbe(apps map[string][]fleet.Application) fleet.Probe[*cluster] {
 // holder. A manual one is left alone by suspend and resume, saying so.
 func TestSelectApplications(t *testing.T) {
 	on, off := true, false
-	app := func(name, dest string, automated *bool) fleet.Application {
-		return fleet.Application{Namespace: "argocd", Name: name, Destination: dest, Automated: automated}
+	app := func(name, dest string, automated *bool) argocd.Application {
+		return argocd.Application{Namespace: "argocd", Name: name, Destination: dest, Automated: automated}
 	}
 	aws := newCluster("aws").with(newCluster("team-a"))
 	root := newCluster("mom").with(aws)
-	apps := map[string][]fleet.Application{
+	apps := map[string][]argocd.Application{
 		"mom": {app("self", "https://kubernetes.default.svc", &on), app("to-aws", "https://aws", &on), app("manual", "https://aws", nil),
 			app("ghost", "https://gone", &on), app("paused", "https://aws", &off)},
 		"aws": {app("local", "name in-cluster", &on), app("to-team-a", "https://team-a", &on)},

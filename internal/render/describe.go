@@ -37,14 +37,21 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		phase += ", Available " + n.Available
 	}
 	field("Phase", phase)
-	for _, c := range opts.Columns {
-		if c.Describe == nil {
-			continue
-		}
-		if text, health, detail := c.Describe(n); text != "" {
-			field(c.Header, paint(st, int(health), text)+st.dim.Render(detail))
+	describeFields := func(after string) {
+		for _, c := range opts.Columns {
+			if c.Describe == nil || c.DescribeAfter != after {
+				continue
+			}
+			title := c.Title
+			if title == "" {
+				title = c.Header
+			}
+			if text, health, detail := c.Describe(n); text != "" {
+				field(title, paint(st, int(health), text)+st.dim.Render(detail))
+			}
 		}
 	}
+	describeFields("")
 	switch {
 	case d.Nodes != nil:
 		field("Nodes", fmt.Sprintf("%d (%d Ready)", d.Nodes.Total, d.Nodes.Ready))
@@ -56,9 +63,7 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		flux += "  " + n.Flux.Revision
 	}
 	field("Flux", dash(flux))
-	if argo, health := argoCDSummary(n); argo != "" {
-		field("Argo CD", paint(st, health, argo))
-	}
+	describeFields("Flux")
 
 	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
 	switch {
@@ -78,21 +83,15 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		b.WriteString(lineTree(it, st, fluxLine, func(it *describe.FluxItem) []*describe.FluxItem { return it.Children }).String() + "\n")
 	}
 
-	if len(n.Applications) > 0 || n.ArgoCD != nil && len(n.ArgoCD.Applications) > 0 {
-		b.WriteString("\n" + st.header.Render("Argo CD Applications") + "\n")
-		for _, a := range n.Applications {
-			text, fine := applicationText(n, a)
-			b.WriteString(paint(st, map[bool]int{true: plain, false: warn}[fine], text) + "\n")
+	for _, c := range opts.Columns {
+		if c.Section == nil {
+			continue
 		}
-		for _, a := range elsewhere(n) {
-			target := st.bad.Render("no cluster the hub knows (destination " + a.Destination + ")")
-			switch {
-			case a.Target != nil:
-				target = fleet.DescribePath(*a.Target)
-			case a.TargetUnknown:
-				target = "destination " + a.Destination
+		if title, lines := c.Section(n); len(lines) > 0 {
+			b.WriteString("\n" + st.header.Render(title) + "\n")
+			for _, l := range lines {
+				b.WriteString(spanLine(st, l) + "\n")
 			}
-			fmt.Fprintf(&b, "Application %s/%s here deploys to %s\n", a.Namespace, a.Name, target)
 		}
 	}
 
@@ -216,19 +215,4 @@ func fluxLine(it *describe.FluxItem, st styles) string {
 		line += "  " + st.warn.Render("→ secret "+it.KubeConfigSecret+" (no Cluster of this cluster)")
 	}
 	return line
-}
-
-// elsewhere are the Applications n holds that deploy to another cluster,
-// or to none it knows.
-func elsewhere(n *fleet.Node) []fleet.Application {
-	if n.ArgoCD == nil {
-		return nil
-	}
-	var out []fleet.Application
-	for _, a := range n.ArgoCD.Applications {
-		if a.Target == nil || *a.Target != n.Path {
-			out = append(out, a)
-		}
-	}
-	return out
 }

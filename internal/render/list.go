@@ -37,10 +37,12 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	}
 	eng := enginesOf(opts.Columns, nodes...)
 	for _, c := range eng.columns {
-		headers = slices.Insert(headers, slices.Index(headers, c.Before), c.Header)
-	}
-	if eng.argocd {
-		headers = slices.Insert(headers, slices.Index(headers, "FLUX")+1, "ARGO CD")
+		switch {
+		case c.Before != "" && slices.Contains(headers, c.Before):
+			headers = slices.Insert(headers, slices.Index(headers, c.Before), c.Header)
+		case c.After != "" && slices.Contains(headers, c.After):
+			headers = slices.Insert(headers, slices.Index(headers, c.After)+1, c.Header)
+		}
 	}
 	if opts.Git {
 		headers = append(headers[:len(headers)-1], "DECLARED IN", "ERROR")

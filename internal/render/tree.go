@@ -30,11 +30,10 @@ type Options struct {
 
 // engines says which columns beyond CAPI's and Flux's an output has: an
 // integration's where some cluster has something in it (OCM's where some
-// cluster of it is managed by an OCM hub), ARGO CD where some runs Argo CD
-// or is deployed to by it.
+// cluster of it is managed by an OCM hub, Argo CD's where some runs Argo
+// CD or is deployed to by it).
 type engines struct {
 	columns []fleet.Column
-	argocd  bool
 }
 
 func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
@@ -45,10 +44,9 @@ func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
 		for i, c := range columns {
 			if !shown[i] {
 				cell, _ := c.Cell(n)
-				shown[i] = cell != ""
+				shown[i] = cell != "" || c.Show != nil && c.Show(n)
 			}
 		}
-		e.argocd = e.argocd || len(n.Applications) > 0 || n.ArgoCD != nil && (len(n.ArgoCD.Applications) > 0 || n.ArgoCD.Error != "")
 		for _, c := range n.Children {
 			visit(c)
 		}
@@ -64,13 +62,24 @@ func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
 	return e
 }
 
-// extraCells adds, through add, the cells of the integrations' columns
-// that go before the core's column before.
-func (e engines) extraCells(n *fleet.Node, before string, add func(string, int)) {
-	for _, c := range e.columns {
-		if c.Before == before {
-			cell, health := c.Cell(n)
-			add(cell, int(health))
+// coreColumns are the tree's own columns, in order.
+var coreColumns = []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "REVISION", "DECLARED BY"}
+
+// around lays the core's columns out with the integrations': before and
+// after each core column, the integrations' that name it. core gives each
+// core column's cell; extra each integration's.
+func (e engines) around(core func(header string), extra func(c fleet.Column)) {
+	for _, h := range coreColumns {
+		for _, c := range e.columns {
+			if c.Before == h {
+				extra(c)
+			}
+		}
+		core(h)
+		for _, c := range e.columns {
+			if c.After == h {
+				extra(c)
+			}
 		}
 	}
 }
@@ -78,16 +87,7 @@ func (e engines) extraCells(n *fleet.Node, before string, add func(string, int))
 // The columns of a cluster row, in order.
 func treeColumns(e engines) []string {
 	var cols []string
-	for _, c := range []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "ARGO CD", "REVISION", "DECLARED BY"} {
-		for _, x := range e.columns {
-			if x.Before == c {
-				cols = append(cols, x.Header)
-			}
-		}
-		if c != "ARGO CD" || e.argocd {
-			cols = append(cols, c)
-		}
-	}
+	e.around(func(h string) { cols = append(cols, h) }, func(c fleet.Column) { cols = append(cols, c.Header) })
 	return cols
 }
 
@@ -255,7 +255,7 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 			own(leaf, n.Path, false)
 			t.Child(leaf)
 		}
-		for _, leaf := range problems(n, st, opts.Drift) {
+		for _, leaf := range problems(n, st, opts.Drift, opts.Columns) {
 			own(leaf, n.Path, false)
 			t.Child(leaf)
 		}
@@ -304,25 +304,37 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool, e engines) *row {
 	if n.Error != "" || n.InvalidName {
 		nameHealth = bad
 	}
-	add(name, nameHealth)
-	add(n.Provider, plain)
-	add(version(n), versionHealth(n))
-	add(n.Phase, phaseHealth(n.Phase))
-	add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
-	add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
-	add(replicas(n.Workers), replicaHealth(n.Workers))
-	e.extraCells(n, "FLUX", add)
-	fluxCell, fluxHealth := fluxSummary(n)
-	add(fluxCell, fluxHealth)
-	if e.argocd {
-		add(argoCDSummary(n))
-	}
 	rev := ""
 	if n.Flux != nil {
 		rev = n.Flux.Revision
 	}
-	add(rev, plain)
-	add(n.DeclaredBy, plain)
+	e.around(func(h string) {
+		switch h {
+		case "CLUSTER":
+			add(name, nameHealth)
+		case "PROVIDER":
+			add(n.Provider, plain)
+		case "VERSION":
+			add(version(n), versionHealth(n))
+		case "PHASE":
+			add(n.Phase, phaseHealth(n.Phase))
+		case "AVAILABLE":
+			add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
+		case "CP":
+			add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
+		case "WORKERS":
+			add(replicas(n.Workers), replicaHealth(n.Workers))
+		case "FLUX":
+			add(fluxSummary(n))
+		case "REVISION":
+			add(rev, plain)
+		case "DECLARED BY":
+			add(n.DeclaredBy, plain)
+		}
+	}, func(c fleet.Column) {
+		cell, health := c.Cell(n)
+		add(cell, int(health))
+	})
 	return r
 }
 
@@ -388,38 +400,6 @@ func replicaHealth(r *fleet.Replicas) int {
 		return warn
 	}
 	return good
-}
-
-// argoCDSummary is the state of the Applications that deploy to n: how
-// many are synced and healthy, how many have automated sync off.
-func argoCDSummary(n *fleet.Node) (string, int) {
-	if n.ArgoCD != nil && n.ArgoCD.Error != "" {
-		return "error", bad
-	}
-	if len(n.Applications) == 0 {
-		return "", plain
-	}
-	fine, off, health := 0, 0, good
-	for _, a := range n.Applications {
-		switch {
-		case a.Good():
-			fine++
-		case a.Health == "Degraded" || a.Health == "Missing" || a.Operation == "Failed" || a.Operation == "Error":
-			health = bad
-		}
-		if a.Automated != nil && !*a.Automated {
-			off++
-		}
-	}
-	if fine < len(n.Applications) && health == good {
-		health = warn
-	}
-	cell := fmt.Sprintf("apps %d/%d", fine, len(n.Applications))
-	if off > 0 {
-		cell += fmt.Sprintf(", %d auto-sync off", off)
-		health = max(health, warn)
-	}
-	return cell, health
 }
 
 func fluxSummary(n *fleet.Node) (string, int) {
@@ -500,7 +480,7 @@ func edgeObject(kind string) string {
 //
 // With drift, the findings take the place of the Flux objects' problems,
 // which they include.
-func problems(n *fleet.Node, st styles, drift bool) []string {
+func problems(n *fleet.Node, st styles, drift bool, columns []fleet.Column) []string {
 	var out []string
 	if e := edges(n); e != "" {
 		out = append(out, st.dim.Render("⇠ "+e))
@@ -541,12 +521,11 @@ func problems(n *fleet.Node, st styles, drift bool) []string {
 			out = append(out, st.warn.Render("! "+msg))
 		}
 	}
-	for _, a := range n.Applications {
-		out = append(out, applicationLine(n, a, st))
-	}
-	for _, a := range elsewhere(n) {
-		if a.Target == nil && !a.TargetUnknown {
-			out = append(out, st.warn.Render(fmt.Sprintf("! Application %s/%s here deploys to no cluster this one knows (destination %s)", a.Namespace, a.Name, a.Destination)))
+	for _, c := range columns {
+		if c.Lines != nil {
+			for _, l := range c.Lines(n) {
+				out = append(out, spanLine(st, l))
+			}
 		}
 	}
 	for _, o := range n.AppliedFrom {
@@ -562,53 +541,6 @@ func problems(n *fleet.Node, st styles, drift bool) []string {
 	return out
 }
 
-// applicationLine is an Application that deploys to n, drawn under n.
-func applicationLine(n *fleet.Node, a fleet.Application, st styles) string {
-	text, fine := applicationText(n, a)
-	if fine {
-		return st.dim.Render("← " + text)
-	}
-	return st.warn.Render("← " + text)
-}
-
-// applicationText says of an Application that deploys to n where it is
-// held and its state, and whether all is well with it.
-func applicationText(n *fleet.Node, a fleet.Application) (string, bool) {
-	where := "applies here (in-cluster)"
-	if a.Holder != n.Path {
-		where = "on " + fleet.DescribePath(a.Holder) + " applies here"
-	}
-	state := []string{orUnknown(a.Sync), orUnknown(a.Health)}
-	if a.Operation != "" && a.Operation != "Succeeded" {
-		state = append(state, "sync "+a.Operation)
-	}
-	switch {
-	case a.Automated == nil:
-		state = append(state, "manual sync")
-	case !*a.Automated:
-		off := "auto-sync off"
-		if s := a.Suspension; s != nil && s.By != "" {
-			off += " by " + s.By
-		}
-		state = append(state, off)
-	}
-	if a.SkipReconcile {
-		state = append(state, "skip-reconcile")
-	}
-	line := fmt.Sprintf("Application %s/%s %s, %s", a.Namespace, a.Name, where, strings.Join(state, ", "))
-	if a.Message != "" && !a.Good() {
-		line += ": " + a.Message
-	}
-	return line, a.Good() && a.Automated != nil && *a.Automated && !a.SkipReconcile
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "Unknown"
-	}
-	return s
-}
-
 // paint colours s by its health.
 func paint(st styles, health int, s string) string {
 	switch health {
@@ -620,4 +552,27 @@ func paint(st styles, health int, s string) string {
 		return st.bad.Render(s)
 	}
 	return st.plain.Render(s)
+}
+
+// spanLine draws an integration's line: one span painted in its style, or
+// spans in theirs, the plain ones as they are.
+func spanLine(st styles, spans []fleet.Span) string {
+	style := func(s fleet.Span) string {
+		if s.Style == fleet.StyleDim {
+			return st.dim.Render(s.Text)
+		}
+		return paint(st, int(s.Style), s.Text)
+	}
+	if len(spans) == 1 {
+		return style(spans[0])
+	}
+	var b strings.Builder
+	for _, s := range spans {
+		if s.Style == fleet.StylePlain {
+			b.WriteString(s.Text)
+			continue
+		}
+		b.WriteString(style(s))
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -120,8 +121,8 @@ func itemsOf(n *fleet.Node) []item {
 	for _, o := range objectsOf(n.Flux) {
 		out = append(out, item{kind: o.Kind, namespace: o.Namespace, name: o.Name, row: o})
 	}
-	if n.ArgoCD != nil {
-		for _, a := range n.ArgoCD.Applications {
+	if st := argocd.StateOf(n); st != nil {
+		for _, a := range st.Applications {
 			a.Holder, a.Target, a.TargetUnknown = "", nil, false // linked after: not a change of the Application
 			out = append(out, item{kind: "Application", namespace: a.Namespace, name: a.Name, row: a})
 		}

@@ -191,13 +191,7 @@ func (w *Watcher[C]) Snapshot() Snapshot {
 }
 
 func copyTree(n *fleet.Node) *fleet.Node {
-	c := *n
-	if n.ArgoCD != nil {
-		a := *n.ArgoCD
-		a.Applications = append([]fleet.Application(nil), a.Applications...)
-		c.ArgoCD = &a
-	}
-	c.Applications = append([]fleet.Application(nil), n.Applications...)
+	c := *n // facets are never changed in place: the copy may share them
 	c.Children = make([]*fleet.Node, len(n.Children))
 	for i, ch := range n.Children {
 		c.Children[i] = copyTree(ch)
