@@ -101,9 +101,10 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	return res, nil
 }
 
-// linked are opts with the providers' linkers: every walk's and watch's.
+// linked are opts with what the providers give every walk and watch:
+// their linkers, their kinds of environment.
 func (o *RootOptions) linked(opts fleet.Options) fleet.Options {
-	opts.Linkers = o.Providers.Linkers()
+	opts.Linkers, opts.EnvKinds = o.Providers.Linkers(), o.Providers.EnvKinds()
 	return opts
 }
 

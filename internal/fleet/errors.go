@@ -51,6 +51,9 @@ type EnvError struct {
 	Env string
 	// Masters are the root's children, as "name (provider, clusterset SET)".
 	Masters []string
+	// Kinds name the groupings of clusters, beside name and provider, an
+	// environment can be (Options.EnvKinds: "OCM clusterset").
+	Kinds []string
 	// Cause is set when the root's children could not be read.
 	Cause string
 }
@@ -62,7 +65,9 @@ func (e *EnvError) Error() string {
 	case len(e.Masters) == 0:
 		return fmt.Sprintf("no environment %q: the root cluster manages no clusters", e.Env)
 	}
-	return fmt.Sprintf("no environment %q: no master has that name, provider or OCM clusterset; masters: %s", e.Env, strings.Join(e.Masters, ", "))
+	kinds := append([]string{"name", "provider"}, e.Kinds...)
+	what := strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
+	return fmt.Sprintf("no environment %q: no master has that %s; masters: %s", e.Env, what, strings.Join(e.Masters, ", "))
 }
 
 // Unwrap makes errors.Is(err, ErrPath) true.
@@ -104,7 +109,7 @@ func matchChild(path, parent string, children []Child, segs []Segment, want Segm
 // matchEnv picks the masters of an environment: the one named env, or,
 // where no master has that name, those whose provider is env and those a
 // facet places in env (an OCM ManagedClusterSet).
-func matchEnv(env string, masters []Child) ([]int, error) {
+func matchEnv(env string, masters []Child, kinds []string) ([]int, error) {
 	var byName, byKind []int
 	for i, m := range masters {
 		if m.Name == env {
@@ -120,7 +125,7 @@ func matchEnv(env string, masters []Child) ([]int, error) {
 	case len(byKind) > 0:
 		return byKind, nil
 	}
-	eerr := &EnvError{Env: env}
+	eerr := &EnvError{Env: env, Kinds: kinds}
 	for _, m := range masters {
 		var about []string
 		if m.Provider != "" {

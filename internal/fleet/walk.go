@@ -155,6 +155,10 @@ type Options struct {
 	MaxClusters int
 	// Progress, when set, is kept up to date while the walk runs.
 	Progress *Progress
+	// EnvKinds name what else than a name or a provider an environment
+	// can be, for errors: the kinds of the facets that place clusters in
+	// environments (EnvFacet; provider.Set.EnvKinds).
+	EnvKinds []string
 	// Linkers link what one cluster holds to other clusters, as the walk
 	// lists each cluster's children and at its end (the providers'
 	// linkers: Argo CD's Applications, Flux's spec.kubeConfig).
@@ -372,7 +376,7 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 			}
 		}
 		for _, env := range sel.envs {
-			w.fail(&EnvError{Env: env, Cause: node.Error})
+			w.fail(&EnvError{Env: env, Cause: node.Error, Kinds: w.opts.EnvKinds})
 		}
 		return
 	}
@@ -456,7 +460,7 @@ func (w *walker[C]) childSelections(parent string, children []Child, segs []Segm
 		add(i, selection{paths: []pathRef{{full: p.full, matched: p.matched + 1}}})
 	}
 	for _, env := range sel.envs {
-		hits, err := matchEnv(env, children)
+		hits, err := matchEnv(env, children, w.opts.EnvKinds)
 		if err != nil {
 			w.fail(err)
 			continue

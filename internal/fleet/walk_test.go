@@ -276,8 +276,14 @@ func TestWalkSelectsSeveralSubtrees(t *testing.T) {
 
 func TestWalkEnvErrorsListTheMasters(t *testing.T) {
 	_, err := fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1})
-	want := `no environment "gcp": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)`
+	want := `no environment "gcp": no master has that name or provider; masters: aws (aws), azure (azure)`
 	if !errors.Is(err, fleet.ErrPath) || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+	// The kinds of environment the providers add are named too.
+	_, err = fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1, EnvKinds: []string{"OCM clusterset", "fleet"}})
+	want = `no environment "gcp": no master has that name, provider, OCM clusterset or fleet; masters: aws (aws), azure (azure)`
+	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }
@@ -684,7 +690,7 @@ func TestWalkEnvByClusterSet(t *testing.T) {
 	if f := res.Root.Children[0].Facet("ocm"); f != clusterSet("blue") {
 		t.Errorf("the node lost its registration: %+v", f)
 	}
-	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Envs: []string{"red"}, Depth: -1})
+	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Envs: []string{"red"}, Depth: -1, EnvKinds: []string{"OCM clusterset"}})
 	want := `no environment "red": no master has that name, provider or OCM clusterset; masters: aws (aws, clusterset blue), azure (azure, clusterset blue)`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)

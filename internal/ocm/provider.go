@@ -30,6 +30,7 @@ var (
 	_ provider.Configurable = &Provider{}
 	_ provider.Presenter    = &Provider{}
 	_ provider.Analyst      = &Provider{}
+	_ provider.Grouper      = &Provider{}
 )
 
 // NewProvider returns the OCM provider, its flags unset.
@@ -87,3 +88,6 @@ func (p *Provider) Kubeconfig(ctx context.Context, req provider.KubeconfigReques
 	data, err := kubeconfig.NamedAfter(req.Child.Name, src, cfg)
 	return src, data, err
 }
+
+// EnvKind names a ManagedClusterSet, an environment of its own.
+func (*Provider) EnvKind() string { return "OCM clusterset" }

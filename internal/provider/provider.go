@@ -112,6 +112,14 @@ type Operator interface {
 	Operations() ops.Adapter
 }
 
+// Grouper is a provider whose facets place clusters in environments
+// (fleet.EnvFacet): --env NAME selects them too.
+type Grouper interface {
+	Provider
+	// EnvKind names such an environment in errors: "OCM clusterset".
+	EnvKind() string
+}
+
 // Linking is a provider that links what one cluster holds to other
 // clusters of the fleet (Argo CD's Applications to their destinations,
 // Flux's spec.kubeConfig): its pass over the walked tree.
@@ -195,6 +203,17 @@ func (s Set) Operations() []ops.Adapter {
 	for _, p := range s {
 		if o, ok := p.(Operator); ok {
 			out = append(out, o.Operations())
+		}
+	}
+	return out
+}
+
+// EnvKinds are every grouper's kind of environment, in order.
+func (s Set) EnvKinds() []string {
+	var out []string
+	for _, p := range s {
+		if g, ok := p.(Grouper); ok {
+			out = append(out, g.EnvKind())
 		}
 	}
 	return out
