@@ -113,8 +113,8 @@ inotify:
 # sandbox spec, the git write path's YAML edit, the terminal escaper,
 # exec's write guard, and Argo CD cluster Secrets' config.
 FUZZ_TARGETS := ./internal/kubeconfig:FuzzPolicy ./internal/capi:FuzzClusterObject ./internal/flux:FuzzFluxObjects \
-	./internal/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./internal/gitops:FuzzSetSuspend ./internal/escape:FuzzString \
-	./internal/execguard:FuzzExecVerb ./internal/argocd:FuzzConfig ./internal/gitops:FuzzSetAutomated
+	./internal/fleet:FuzzParsePath ./internal/sandbox:FuzzParseSpec ./internal/manifest:FuzzSetSuspend ./internal/escape:FuzzString \
+	./internal/execguard:FuzzExecVerb ./internal/argocd:FuzzConfig ./internal/manifest:FuzzSetAutomated
 FUZZTIME   ?= 5m
 
 .PHONY: fuzz

@@ -16,6 +16,12 @@ inputs() {
 for t in ${FUZZ_TARGETS:?}; do
 	pkg=${t%%:*}
 	name=${t##*:}
+	# go test -fuzz passes when no target matches: a target moved away
+	# would never be fuzzed again.
+	if ! go test -list "^$name\$" "$pkg" | grep -qx "$name"; then
+		echo "$pkg has no fuzz target $name: fix FUZZ_TARGETS" >&2
+		exit 1
+	fi
 	for attempt in 1 2; do
 		echo "go test -run '^\$' -fuzz '^$name\$' -fuzztime $fuzztime $pkg"
 		corpus="$pkg/testdata/fuzz/$name"

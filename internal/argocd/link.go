@@ -28,13 +28,6 @@ func (Address) JSONFields() []fleet.JSONField { return nil }
 // SetAddress records on c how Argo CD on its parent addresses it.
 func SetAddress(c *fleet.Child, a Address) { c.SetFacet(addressFacet, a) }
 
-// AddressOf is how Argo CD on its parent addresses n's cluster; false
-// when no Argo CD cluster Secret names it.
-func AddressOf(n *fleet.Node) (Address, bool) {
-	a, ok := n.Facet(addressFacet).(Address)
-	return a, ok
-}
-
 // targets maps how Argo CD on a cluster addresses each cluster it holds,
 // walked or not (its server URL, or "name NAME"), to the cluster's path.
 type targets map[string]string
@@ -143,7 +136,8 @@ func linkApplications(n *fleet.Node, deploying map[*fleet.Node][]Application) {
 func applicationTarget(n *fleet.Node, dest string) (path *string, known bool) {
 	name, byName := strings.CutPrefix(dest, "name ")
 	if !byName && strings.TrimSuffix(dest, "/") == InClusterServer || byName && name == InClusterName {
-		return &n.Path, true
+		p := n.Path // not &n.Path: the watch rewrites nodes in place
+		return &p, true
 	}
 	t, ok := n.Facet(targetsFacet).(targets)
 	if !ok {

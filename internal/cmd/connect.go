@@ -84,7 +84,7 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	if err != nil {
 		return nil, err
 	}
-	opts = o.linked(opts)
+	opts = o.withProviders(opts)
 	opts.Progress = &fleet.Progress{}
 	p := opts.Progress
 	stop := o.showProgress(func() string {
@@ -101,9 +101,9 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	return res, nil
 }
 
-// linked are opts with what the providers give every walk and watch:
+// withProviders are opts with what the providers give every walk and watch:
 // their linkers, their kinds of environment.
-func (o *RootOptions) linked(opts fleet.Options) fleet.Options {
+func (o *RootOptions) withProviders(opts fleet.Options) fleet.Options {
 	opts.Linkers, opts.EnvKinds = o.Providers.Linkers(), o.Providers.EnvKinds()
 	return opts
 }

@@ -35,8 +35,8 @@ package cmd_test
 //     tree, list, describe, drift and reconcile goldens have them).
 //   - reconcile, suspend and resume without --dry-run: they write.
 //   - On the flux fleet, everything but aws/team-a and aws/team-dead:
-//     flux_action_test.go, which runs before this file, suspends and
-//     resumes Kustomizations on aws and azure, so their generations depend
+//     operate_test.go's tests, which may run before TestFrozen, suspend and
+//     resume Kustomizations on aws and azure, so their generations depend
 //     on whether it ran (and azure's, status-only, is left generations
 //     ahead of its status: stalled for drift). aws/team-a is only asked to
 //     reconcile there, at a new commit: its revision moves, and
@@ -305,7 +305,7 @@ var (
 //   - TIME: an RFC 3339 timestamp of this run's clock (a condition the
 //     sandbox wrote relative to its start, or a real controller wrote);
 //   - COMMIT: a commit of a sandbox git server: the fixture's commit on a
-//     first run, a test's commit after flux_action_test.go;
+//     first run, a test's commit after operate_test.go's;
 //   - SECONDS: a nonzero durationSeconds (an operation's wall time);
 //   - -XXXXX: each five characters CAPI's controllers generate in a
 //     Machine's or MachineSet's name, on a fleet where they run (the

@@ -59,7 +59,7 @@ func (o *RootOptions) screen(output string, showDrift bool) (screen.Options, boo
 // quits (q, Ctrl-C) or ctx ends.
 func (o *RootOptions) watchOnScreen(ctx context.Context, res *fleet.Result[*reach.Cluster], opts fleet.Options, more []fleet.Probe[*reach.Cluster], analyze func(*fleet.Node), so screen.Options) error {
 	wctx, cancel := context.WithCancel(ctx)
-	w := watch.New(res, watch.Options[*reach.Cluster]{Walk: o.linked(opts), Probes: o.probesWith(more), Analyze: analyze})
+	w := watch.New(res, watch.Options[*reach.Cluster]{Walk: o.withProviders(opts), Probes: o.probesWith(more), Analyze: analyze})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -105,7 +105,7 @@ func (o *RootOptions) watchFleet(ctx context.Context, res *fleet.Result[*reach.C
 	defer cancel()
 	lines := &eventWriter{w: o.Out, failed: cancel}
 	w := watch.New(res, watch.Options[*reach.Cluster]{
-		Walk: o.linked(opts), Probes: o.probesWith(more), Analyze: analyze,
+		Walk: o.withProviders(opts), Probes: o.probesWith(more), Analyze: analyze,
 		Emit: func(ev watch.Event) {
 			if keep == nil || keep(ev) {
 				lines.write(ev)

@@ -9,8 +9,10 @@ type Linker interface {
 	// Listed tells the linker the children the walk listed of n, walked
 	// or not, each at its path: how n addresses the clusters it holds.
 	// Failed are the edges whose lists failed (PartialChildren.Failed):
-	// their children are missing. It is called while the walk goes on,
-	// once n's own reads are recorded.
+	// their children are missing. It is called where the walk goes below
+	// n (and when the watch reads n again), once n's own reads are
+	// recorded, before n's children are visited, and concurrently with
+	// other nodes' calls: it must touch n alone.
 	Listed(n *Node, children []Child, paths []string, failed map[string]error)
 	// Link links the tree at root: after a walk, or after part of the
 	// tree was read again. It replaces what an earlier Link wrote below

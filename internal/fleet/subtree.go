@@ -27,7 +27,11 @@ func Reread[C Cluster[C]](ctx context.Context, chain []*Node, node *Node, conn C
 	r := w.read(ctx, fresh, func(context.Context) (C, error) { return conn, nil }, ancestorsOf(chain), true, func() {})
 	children := r.children
 	sortChildren(children)
-	return Reading{Node: fresh, Children: children, Segments: Segments(children)}
+	segs := Segments(children)
+	if fresh.Error == "" {
+		w.listed(fresh, children, segs, r.failed)
+	}
+	return Reading{Node: fresh, Children: children, Segments: segs}
 }
 
 // Subtree walks the cluster child of the cluster parentConn reaches, the

@@ -390,13 +390,7 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 	sortChildren(children)
 	segs := Segments(children)
 	if sel.descends() {
-		paths := make([]string, len(children))
-		for i := range children {
-			paths[i] = JoinPath(node.Path, segs[i])
-		}
-		for _, l := range w.opts.Linkers {
-			l.Listed(node, children, paths, r.failed)
-		}
+		w.listed(node, children, segs, r.failed)
 	}
 	next := w.childSelections(node.Path, children, segs, sel)
 	w.opts.Progress.Found.Add(int64(len(next)))
@@ -575,6 +569,20 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 		}
 	}
 	return reading[C]{conn: conn, identity: identity, children: children, failed: failed}
+}
+
+// listed tells the linkers the children listed of node.
+func (w *walker[C]) listed(node *Node, children []Child, segs []Segment, failed map[string]error) {
+	if len(w.opts.Linkers) == 0 {
+		return
+	}
+	paths := make([]string, len(children))
+	for i := range children {
+		paths[i] = JoinPath(node.Path, segs[i])
+	}
+	for _, l := range w.opts.Linkers {
+		l.Listed(node, children, paths, failed)
+	}
 }
 
 // limit says why a child at depth cannot be walked, or "" when it can: it

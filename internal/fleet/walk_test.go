@@ -775,3 +775,36 @@ func TestParallel(t *testing.T) {
 		}
 	}
 }
+
+// listedLinker records the clusters whose children it was told of.
+type listedLinker struct {
+	mu     sync.Mutex
+	listed map[string][]string
+}
+
+func (l *listedLinker) Listed(n *fleet.Node, _ []fleet.Child, paths []string, _ map[string]error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.listed[fleet.DisplayPath(n.Path)] = paths
+}
+func (l *listedLinker) Link(*fleet.Node) {}
+
+// The linkers are told the children of every cluster the walk goes below,
+// and of a cluster read again (the watch's Reread), which must not lose
+// how its Applications' destinations resolve.
+func TestLinkersAreToldTheChildrenListed(t *testing.T) {
+	l := &listedLinker{listed: map[string][]string{}}
+	root := momFleet()
+	res, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Depth: -1, Linkers: []fleet.Linker{l}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.listed["/"]; len(got) != len(res.Root.Children) || got[0] != res.Root.Children[0].Path {
+		t.Errorf("the root's children: told %v, walked %d", got, len(res.Root.Children))
+	}
+	l.listed = map[string][]string{}
+	r := fleet.Reread(context.Background(), []*fleet.Node{}, res.Root, root, fleet.Options{Linkers: []fleet.Linker{l}})
+	if got := l.listed["/"]; len(got) != len(r.Children) {
+		t.Errorf("a cluster read again: told %v, want its %d children", got, len(r.Children))
+	}
+}

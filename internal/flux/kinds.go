@@ -111,30 +111,6 @@ func AddToScheme(s *runtime.Scheme) error {
 	return errors.Join(kustomizev1.AddToScheme(s), helmv2.AddToScheme(s), sourcev1.AddToScheme(s))
 }
 
-// ParseKind accepts a listed kind the way flux and kubectl users type it:
-// kustomization, kustomizations, ks, Kustomization; helmrelease, hr;
-// gitrepository, gitrepo; ocirepository, ocirepo; helmrepository, helmrepo.
-func ParseKind(s string) (string, error) {
-	lower := strings.ToLower(s)
-	var names []string
-	for _, k := range ListedKinds() {
-		for _, a := range k.Aliases {
-			if a == lower || a == strings.TrimSuffix(lower, "s") {
-				return k.Name, nil
-			}
-		}
-		names = append(names, aliasList(k.Aliases))
-	}
-	return "", fmt.Errorf("unknown Flux kind %q: use %s", s, strings.Join(names, ", "))
-}
-
-func aliasList(aliases []string) string {
-	if len(aliases) == 1 {
-		return aliases[0]
-	}
-	return aliases[0] + " (" + strings.Join(aliases[1:], ", ") + ")"
-}
-
 // Ownership labels: Flux labels every object it applies with the name and
 // namespace of the Kustomization or HelmRelease that applied it.
 const (

@@ -266,18 +266,6 @@ func TestSourceOf(t *testing.T) {
 	}
 }
 
-func TestParseKind(t *testing.T) {
-	for in, want := range map[string]string{"ks": "Kustomization", "Kustomizations": "Kustomization", "hr": "HelmRelease", "helmreleases": "HelmRelease",
-		"gitrepository": "GitRepository", "ocirepo": "OCIRepository", "HelmRepository": "HelmRepository"} {
-		if got, err := flux.ParseKind(in); err != nil || got != want {
-			t.Errorf("ParseKind(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	if _, err := flux.ParseKind("bucket"); err == nil {
-		t.Error("ParseKind(bucket) succeeded")
-	}
-}
-
 // Suspend and resume hold under contention: a writer that gets in before
 // each of our first 12 writes makes them conflict, and they still land
 // (defect 8: they gave up after 5 tries).

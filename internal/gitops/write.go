@@ -35,8 +35,10 @@ type GitChange struct {
 	Clusters []string
 	// Remote is the remote to push to.
 	Remote string
-	// nouns name the committed objects, one per adapter (ops.Adapter.Noun).
+	// nouns name the committed objects, one per adapter (ops.Adapter.Noun);
+	// noun names the plan's targets, when none is committed.
 	nouns []string
+	noun  string
 }
 
 // RefusedError is a git change that cannot be made: every reason, and
@@ -48,8 +50,9 @@ func (e *RefusedError) Error() string {
 }
 
 // PlanGit turns a suspend or resume plan into edits of the checkout: for
-// every target, the one manifest that declares it, with spec.suspend set
-// or removed. It refuses, with every reason at once, when a manifest is
+// every target, the one manifest that declares it, edited by the target's
+// adapter (a Flux object's spec.suspend set or removed, an Application's
+// automated sync turned off or on). It refuses, with every reason at once, when a manifest is
 // not found or not unique, when a file to change has uncommitted changes,
 // and (without Force) when a changed file is applied to clusters outside
 // the selection.
@@ -58,7 +61,7 @@ func PlanGit(ctx context.Context, plan *ops.Plan, cfg GitConfig) (*GitChange, er
 		return nil, fmt.Errorf("%s cannot be made in git", plan.Verb)
 	}
 	l := cfg.Locator
-	change := &GitChange{Verb: plan.Verb, Results: plan.Decided(), Remote: l.Remote(nil, nil)}
+	change := &GitChange{Verb: plan.Verb, Results: plan.Decided(), Remote: l.Remote(nil, nil), noun: plan.Noun()}
 	edits := map[string]*Edit{}
 	var problems []string
 	selected := map[string]bool{}
@@ -187,9 +190,12 @@ func (c *GitChange) Message(reason, command string) string {
 			changed = append(changed, r)
 		}
 	}
-	noun := "object"
-	if len(c.nouns) == 1 {
+	noun := c.noun
+	switch {
+	case len(c.nouns) == 1:
 		noun = c.nouns[0]
+	case len(c.nouns) > 1:
+		noun = "object"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s on %s\n\n", c.Verb, fleet.Plural(len(changed), noun), fleet.Plural(len(c.Clusters), "cluster"))

@@ -12,7 +12,8 @@ import (
 // Adapter is one integration's objects as the runner acts on them: the
 // Flux kinds are one adapter, Argo CD's Applications another, as flux2's
 // cmd/flux has its suspendable and reconcilable adapters. A provider that
-// has objects to operate on offers one.
+// has objects to operate on offers one. An adapter is a comparable value
+// (Live keeps one actor per adapter in a map).
 type Adapter interface {
 	// Noun names one of its objects in a sentence: "Flux object".
 	Noun() string

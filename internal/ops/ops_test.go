@@ -359,9 +359,11 @@ func TestParseKinds(t *testing.T) {
 	if err != nil || !cmp.Equal(got, map[string]bool{"Kustomization": true, "HelmRelease": true, "Application": true}) {
 		t.Errorf("no --kind: %v, %v; want the default kinds", got, err)
 	}
-	got, err = ops.ParseKinds(adapters, []string{"KS", "gitrepos", "apps"})
-	if err != nil || !cmp.Equal(got, map[string]bool{"Kustomization": true, "GitRepository": true, "Application": true}) {
-		t.Errorf("ks, gitrepos, apps: %v, %v", got, err)
+	for in, want := range map[string]string{"ks": "Kustomization", "Kustomizations": "Kustomization", "hr": "HelmRelease", "helmreleases": "HelmRelease",
+		"gitrepository": "GitRepository", "gitrepos": "GitRepository", "ocirepo": "OCIRepository", "HelmRepository": "HelmRepository", "APPS": "Application"} {
+		if got, err := ops.ParseKinds(adapters, []string{in}); err != nil || !cmp.Equal(got, map[string]bool{want: true}) {
+			t.Errorf("ParseKinds(%q) = %v, %v; want %s", in, got, err, want)
+		}
 	}
 	_, err = ops.ParseKinds(adapters, []string{"bucket"})
 	want := `unknown kind "bucket": use kustomization (ks), helmrelease (hr), gitrepository (gitrepo), ocirepository (ocirepo), helmrepository (helmrepo), application (app)`

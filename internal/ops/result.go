@@ -42,10 +42,10 @@ func (o Outcome) Changes() bool {
 type Result struct {
 	// Cluster is the cluster's path; "" is the root.
 	Cluster string `json:"cluster"`
-	// Target is, for an object that deploys to another cluster than the
-	// one that holds it (an Argo CD Application), the path of the cluster
-	// it deploys to; nil when that is no cluster the walk knows, or for an
-	// object that deploys where it is (a Flux object).
+	// Target is, for an object that names the cluster it deploys to (an
+	// Argo CD Application, which may deploy to its holder), that
+	// cluster's path; nil when that is no cluster the walk knows, or for
+	// an object that deploys where it is (a Flux object).
 	Target    *string `json:"target,omitempty"`
 	Kind      string  `json:"kind,omitempty"`
 	Namespace string  `json:"namespace,omitempty"`

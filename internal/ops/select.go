@@ -99,9 +99,10 @@ func (o *Object) Foreign() bool {
 type Target struct {
 	// Node is the cluster that holds the object, where it is written.
 	Node *fleet.Node
-	// To is the path of the cluster the object deploys to when that is
-	// not Node (an Argo CD Application's destination); nil when it
-	// deploys where it is, or to no cluster the walk knows.
+	// To is the path of the cluster the object deploys to, for an object
+	// that says so (an Argo CD Application's destination, which may be
+	// Node itself); nil for one that deploys where it is (a Flux object),
+	// or to no cluster the walk knows.
 	To     *string
 	Object Object
 	// Adapter is the integration whose object it is.

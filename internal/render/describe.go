@@ -47,7 +47,10 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 				title = c.Header
 			}
 			if text, health, detail := c.Describe(n); text != "" {
-				field(title, paint(st, int(health), text)+st.dim.Render(detail))
+				if detail != "" {
+					detail = st.dim.Render(detail)
+				}
+				field(title, paint(st, int(health), text)+detail)
 			}
 		}
 	}
