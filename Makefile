@@ -132,6 +132,23 @@ bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) go test -count=1 -run '^$$' -bench Watch -benchtime 1x -timeout 60m ./internal/bench
 
+# The commit make bench-pair runs beside this checkout, and how many pairs.
+BENCH_BASE  ?= 92a1d8f
+BENCH_PAIRS ?= 5
+BENCH_PAIR_TENANTS ?= 1000
+
+.PHONY: bench-pair
+bench-pair: sandbox-bins ## The walk's commands at BENCH_PAIR_TENANTS (1000) by this checkout's plugin and BENCH_BASE's (92a1d8f, in a worktree) in turn, BENCH_PAIRS (5) times on one fleet (≈ 5 min); the ratios go to bin/benchmarks-paired.md.
+	rm -rf $(BIN)/bench-base && git worktree prune && git worktree add --detach $(BIN)/bench-base $(BENCH_BASE)
+	FLEET_BENCH_TENANTS=$(BENCH_PAIR_TENANTS) FLEET_BENCH_LOOP=2 FLEET_BENCH_BASE=$(BIN)/bench-base FLEET_BENCH_PAIRS=$(BENCH_PAIRS) \
+		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench; \
+		status=$$?; git worktree remove --force $(BIN)/bench-base; exit $$status
+
+.PHONY: bench-10k
+bench-10k: sandbox-bins ## The walk of 10,000 tenants (one apiserver per level, 50 ms per hop), with the defaults: the one-path walk and tree -o json (≈ 2 min on a quiet machine, 5 on a busy one); the table goes to bin/benchmarks-10k.md.
+	FLEET_BENCH_TENANTS=10000 FLEET_BENCH_LOOP=2 FLEET_BENCH_COMMANDS=one-path,tree,kubectl-loop FLEET_BENCH_OUT=$(BIN)/benchmarks-10k.md \
+		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
+
 .PHONY: test-stress
 test-stress: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins inotify tmux ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).
 	hack/stress.sh

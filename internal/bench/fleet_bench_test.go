@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,20 @@ const (
 	envConcurrency = "FLEET_BENCH_CONCURRENCY"
 	// envOut is the file the markdown table is written to.
 	envOut = "FLEET_BENCH_OUT"
+	// envCommands, when set, lists the commands to run, by their
+	// benchmark names: one-path, tree, list, reconcile-dry-run, drift,
+	// kubectl-loop (by default all of them).
+	envCommands = "FLEET_BENCH_COMMANDS"
+	// envBase names a checkout of another commit (a git worktree), whose
+	// plugin is built and run beside this one's: each command on each
+	// fleet by the two binaries in turn, this one's first, envPairs times
+	// (budgets such as "within 5 % of the commit before" are measured so,
+	// on one fleet at one time, as the machine's speed drifts).
+	envBase = "FLEET_BENCH_BASE"
+	// envPairs is how many pairs of runs envBase makes (default 3).
+	envPairs = "FLEET_BENCH_PAIRS"
+	// envPairedOut is the file the paired table is written to.
+	envPairedOut = "FLEET_BENCH_PAIRED_OUT"
 )
 
 // specFor is a fleet of 1 MoM, 5 masters served by one apiserver and
@@ -171,9 +186,11 @@ func rowOf(tenants int, command string, r run, clusters int, path, loop time.Dur
 
 // BenchmarkFleet walks sandbox fleets of real apiservers with the real
 // binary: whole-fleet tree, list and reconcile --dry-run, the one-path walk
-// (the critical path), and the serial kubectl loop, all in one run.
+// (the critical path), and the serial kubectl loop, all in one run; with
+// FLEET_BENCH_BASE, the same commands by another commit's binary in turn.
 func BenchmarkFleet(b *testing.B) {
 	ctrllog.SetLogger(logr.Discard())
+	start := time.Now()
 	sizes := benchSizes(b)
 	loopTenants := 20
 	if s := os.Getenv(envLoop); s != "" {
@@ -182,18 +199,84 @@ func BenchmarkFleet(b *testing.B) {
 			b.Fatalf("%s=%q: give a number of tenants", envLoop, s)
 		}
 	}
-	bin := buildPlugin(b)
-	kubectl, err := exec.LookPath("kubectl")
+	s := setup{want: benchCommands(b), pairs: 1}
+	root, err := sandbox.CheckoutRoot()
 	if err != nil {
-		b.Fatalf("kubectl is not installed: %v", err)
+		b.Fatal(err)
+	}
+	s.head = buildPluginAt(b, root)
+	if dir := os.Getenv(envBase); dir != "" {
+		s.base = buildPluginAt(b, dir)
+		s.baseName = commitOf(b, dir)
+		s.pairs = 3
+		if v := os.Getenv(envPairs); v != "" {
+			if s.pairs, err = strconv.Atoi(v); err != nil || s.pairs < 1 {
+				b.Fatalf("%s=%q: give a number of pairs", envPairs, v)
+			}
+		}
+	}
+	if s.want["kubectl-loop"] {
+		if s.kubectl, err = exec.LookPath("kubectl"); err != nil {
+			b.Fatalf("kubectl is not installed: %v", err)
+		}
 	}
 	var rows []row
+	var paired []pairedRow
 	for i, n := range sizes {
 		b.Run(fmt.Sprintf("tenants=%d", n), func(b *testing.B) {
-			rows = append(rows, benchSize(b, bin, kubectl, n, min(loopTenants, n/5), os.Getenv(envConcurrency) == "1" && i == len(sizes)-1)...)
+			r, p := benchSize(b, s, n, min(loopTenants, n/5), os.Getenv(envConcurrency) == "1" && i == len(sizes)-1)
+			rows, paired = append(rows, r...), append(paired, p...)
 		})
 	}
 	writeTable(b, envOut, "benchmarks.md", table(rows))
+	if s.base != "" {
+		writeTable(b, envPairedOut, "benchmarks-paired.md", pairedTable(s, paired))
+	}
+	b.Logf("the benchmark took %v in all (building, fleets, runs)", time.Since(start).Round(time.Second))
+}
+
+// setup is what every fleet size of BenchmarkFleet is run with.
+type setup struct {
+	// head is this checkout's plugin; base, when set, the plugin of
+	// FLEET_BENCH_BASE, of commit baseName.
+	head, base, baseName string
+	// pairs is how many times each command runs (with base, by each).
+	pairs   int
+	kubectl string
+	// want are the commands to run, by benchmark name.
+	want map[string]bool
+}
+
+// benchCommands are the commands of FLEET_BENCH_COMMANDS, by default all.
+func benchCommands(b *testing.B) map[string]bool {
+	b.Helper()
+	all := []string{"one-path", "tree", "list", "reconcile-dry-run", "drift", "kubectl-loop"}
+	want := map[string]bool{}
+	v := os.Getenv(envCommands)
+	if v == "" {
+		for _, c := range all {
+			want[c] = true
+		}
+		return want
+	}
+	for _, c := range strings.Split(v, ",") {
+		c = strings.TrimSpace(c)
+		if !slices.Contains(all, c) {
+			b.Fatalf("%s=%q: %q is none of %s", envCommands, v, c, strings.Join(all, ", "))
+		}
+		want[c] = true
+	}
+	return want
+}
+
+// commitOf is the short hash of the commit checked out in dir.
+func commitOf(b *testing.B, dir string) string {
+	b.Helper()
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return filepath.Base(dir)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // benchSizes are the fleet sizes of FLEET_BENCH_TENANTS, tenants in all
@@ -259,76 +342,191 @@ func stopFleet(b *testing.B, f *sandbox.Fleet) {
 	}
 }
 
-func benchSize(b *testing.B, bin, kubectl string, tenants, loopTenants int, concurrency bool) []row {
+func benchSize(b *testing.B, s setup, tenants, loopTenants int, concurrency bool) ([]row, []pairedRow) {
 	b.Helper()
 	f := startFleet(b, tenants)
 	defer stopFleet(b, f)
 	clusters := tenants + 6
-	measure := func(name string, wantClusters int, args ...string) run {
-		var r run
+	var paired []pairedRow
+	// measure runs a command s.pairs times, by the base plugin too when
+	// there is one, in turn, and returns the medians of this plugin's runs.
+	measure := func(name string, wantClusters int, args ...string) (run, bool) {
+		if !s.want[name] && !strings.HasPrefix(name, "tree-concurrency-") {
+			return run{}, false
+		}
+		var heads, bases []run
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				r = runPlugin(b, bin, f.Kubeconfig, args...)
-				if r.code != 0 {
-					b.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+				for range s.pairs {
+					heads = append(heads, runOK(b, s.head, f.Kubeconfig, args...))
+					if s.base != "" {
+						bases = append(bases, runOK(b, s.base, f.Kubeconfig, args...))
+					}
 				}
 			}
+			r := medianRun(heads)
 			b.ReportMetric(r.wall.Seconds(), "wall-s")
 			b.ReportMetric(r.rssMB, "peak-RSS-MB")
 			b.ReportMetric(float64(r.requests)/float64(wantClusters), "req/cluster")
 			b.ReportMetric(r.toolCPU.Seconds(), "tool-CPU-s")
 			b.ReportMetric(r.fleetCPU.Seconds(), "fleet-CPU-s")
 		})
-		return r
+		if len(bases) > 0 {
+			paired = append(paired, pairOf(tenants, args, heads, bases, clusters))
+		}
+		return medianRun(heads), true
 	}
-	path := measure("one-path", 3, "tree", "master-0001/tenant-0001", "-o", "json")
-	tree := measure("tree", clusters, "tree", "-o", "json")
-	list := measure("list", clusters, "list")
-	dry := measure("reconcile-dry-run", clusters, "reconcile", "--all", "--dry-run")
+	path, withPath := measure("one-path", 3, "tree", "master-0001/tenant-0001", "-o", "json")
+	tree, withTree := measure("tree", clusters, "tree", "-o", "json")
+	list, withList := measure("list", clusters, "list")
+	dry, withDry := measure("reconcile-dry-run", clusters, "reconcile", "--all", "--dry-run")
 	// The bench fleet has no drift: drift reads it all and exits 0.
-	drifted := measure("drift", clusters, "drift", "-o", "json")
-	if !bytes.Contains(drifted.stdout, []byte(`"findings": []`)) {
+	drifted, withDrift := measure("drift", clusters, "drift", "-o", "json")
+	if withDrift && !bytes.Contains(drifted.stdout, []byte(`"findings": []`)) {
 		b.Errorf("drift found drift on the bench fleet:\n%.2000s", drifted.stdout)
 	}
-	if got := strings.Count(string(list.stdout), "\n"); got != clusters+1 {
+	if got := strings.Count(string(list.stdout), "\n"); withList && got != clusters+1 {
 		b.Errorf("list printed %d lines, want %d clusters and the header", got, clusters+1)
 	}
 
-	var perTenant time.Duration
-	b.Run("kubectl-loop", func(b *testing.B) {
-		for b.Loop() {
-			perTenant = kubectlLoop(b, kubectl, f.Kubeconfig, loopTenants)
-		}
-		b.ReportMetric(perTenant.Seconds(), "s/tenant")
-	})
-	loop := perTenant * time.Duration(tenants)
+	var loop time.Duration
+	if s.want["kubectl-loop"] {
+		var perTenant time.Duration
+		b.Run("kubectl-loop", func(b *testing.B) {
+			for b.Loop() {
+				perTenant = kubectlLoop(b, s.kubectl, f.Kubeconfig, loopTenants)
+			}
+			b.ReportMetric(perTenant.Seconds(), "s/tenant")
+		})
+		loop = perTenant * time.Duration(tenants)
+	}
 
-	onePath := rowOf(tenants, "`tree MASTER/TENANT -o json` (the one-path walk)", path, 3, path.wall, loop)
-	onePath.noRatioToLoop = true
-	rows := []row{onePath}
+	var rows []row
+	add := func(name string, r run, clusters int) {
+		rw := rowOf(tenants, name, r, clusters, path.wall, loop)
+		rw.noRatioToOnePath = !withPath
+		rw.noRatioToLoop = loop == 0
+		if s.pairs > 1 {
+			rw.note = fmt.Sprintf("median of %d runs", s.pairs)
+		}
+		rows = append(rows, rw)
+	}
+	if withPath {
+		add("`tree MASTER/TENANT -o json` (the one-path walk)", path, 3)
+		rows[len(rows)-1].noRatioToLoop = true
+	}
 	for _, c := range []struct {
 		name string
 		r    run
-	}{{"`tree -o json`", tree}, {"`list`", list}, {"`reconcile --all --dry-run`", dry}, {"`drift -o json`", drifted}} {
-		rows = append(rows, rowOf(tenants, c.name, c.r, clusters, path.wall, loop))
+		ok   bool
+	}{{"`tree -o json`", tree, withTree}, {"`list`", list, withList}, {"`reconcile --all --dry-run`", dry, withDry}, {"`drift -o json`", drifted, withDrift}} {
+		if c.ok {
+			add(c.name, c.r, clusters)
+		}
 	}
-	rows = append(rows, row{tenants: tenants, command: fmt.Sprintf("serial kubectl loop (timed over %d tenants, warm caches)", loopTenants), wall: loop,
-		extrapolatedWall: true, noRequestsPerRow: true, noRatioToOnePath: true, vsLoopX: 1})
+	if loop > 0 {
+		rows = append(rows, row{tenants: tenants, command: fmt.Sprintf("serial kubectl loop (timed over %d tenants, warm caches)", loopTenants), wall: loop,
+			extrapolatedWall: true, noRequestsPerRow: true, noRatioToOnePath: true, vsLoopX: 1})
+	}
 
-	if concurrency {
+	if concurrency && withTree {
 		// The default is 256 (the tree row); every bound draws the same
 		// tree, every cluster read.
 		for _, c := range []int{1, 16, 64, 128, 512, 2000} {
-			r := measure(fmt.Sprintf("tree-concurrency-%d", c), clusters, "tree", "-o", "json", "--concurrency", strconv.Itoa(c))
+			r, _ := measure(fmt.Sprintf("tree-concurrency-%d", c), clusters, "tree", "-o", "json", "--concurrency", strconv.Itoa(c))
 			if !bytes.Equal(tree.stdout, r.stdout) {
 				b.Errorf("--concurrency %d drew another fleet than the default", c)
 			}
-			rw := rowOf(tenants, fmt.Sprintf("`tree -o json --concurrency %d`", c), r, clusters, path.wall, loop)
-			rw.note = "the same tree"
-			rows = append(rows, rw)
+			add(fmt.Sprintf("`tree -o json --concurrency %d`", c), r, clusters)
+			rows[len(rows)-1].note = "the same tree"
 		}
 	}
-	return rows
+	return rows, paired
+}
+
+// runOK is runPlugin of a command that must succeed.
+func runOK(b *testing.B, bin, kubeconfig string, args ...string) run {
+	b.Helper()
+	r := runPlugin(b, bin, kubeconfig, args...)
+	if r.code != 0 {
+		b.Fatalf("%s %v: exit %d: %s", bin, args, r.code, r.stderr)
+	}
+	return r
+}
+
+// medianRun is the runs' median of each figure (the first run's output
+// and requests, which every run shares).
+func medianRun(runs []run) run {
+	r := runs[0]
+	r.wall = medianOf(runs, func(r run) time.Duration { return r.wall })
+	r.toolCPU = medianOf(runs, func(r run) time.Duration { return r.toolCPU })
+	r.fleetCPU = medianOf(runs, func(r run) time.Duration { return r.fleetCPU })
+	r.rssMB = medianOf(runs, func(r run) float64 { return r.rssMB })
+	return r
+}
+
+// medianOf is the median of one figure of the runs.
+func medianOf[T int64 | float64 | time.Duration](runs []run, of func(run) T) T {
+	v := make([]T, len(runs))
+	for i, r := range runs {
+		v[i] = of(r)
+	}
+	return median(v)
+}
+
+// pairedRow is a command run by this plugin and the base's in turn: the
+// medians of each, and the median of the ratios pair by pair.
+type pairedRow struct {
+	tenants           int
+	command           string
+	head, base        run
+	wallX, cpuX, rssX float64
+	reqHead, reqBase  float64
+	fleetCPUX         float64
+	sameOutput        bool
+	pairs             int
+}
+
+func pairOf(tenants int, args []string, heads, bases []run, clusters int) pairedRow {
+	ratio := func(of func(run) float64) float64 {
+		v := make([]float64, len(heads))
+		for i := range heads {
+			v[i] = of(heads[i]) / of(bases[i])
+		}
+		return median(v)
+	}
+	p := pairedRow{tenants: tenants, command: "`" + strings.Join(args, " ") + "`", head: medianRun(heads), base: medianRun(bases), pairs: len(heads),
+		wallX:      ratio(func(r run) float64 { return r.wall.Seconds() }),
+		cpuX:       ratio(func(r run) float64 { return r.toolCPU.Seconds() }),
+		rssX:       ratio(func(r run) float64 { return r.rssMB }),
+		fleetCPUX:  ratio(func(r run) float64 { return r.fleetCPU.Seconds() }),
+		reqHead:    float64(heads[0].requests) / float64(clusters),
+		reqBase:    float64(bases[0].requests) / float64(clusters),
+		sameOutput: bytes.Equal(heads[0].stdout, bases[0].stdout),
+	}
+	if len(args) > 1 && strings.Contains(args[1], "/") { // the one-path walk
+		p.reqHead, p.reqBase = float64(heads[0].requests)/3, float64(bases[0].requests)/3
+	}
+	return p
+}
+
+// pairedTable renders the paired rows: this plugin's medians against the
+// base's, and the medians of the ratios pair by pair.
+func pairedTable(s setup, rows []pairedRow) string {
+	var t strings.Builder
+	fmt.Fprintf(&t, "| tenants | command (%d pairs, this commit first) | CPU of the plugin: this / %s | peak RSS | wall | CPU of the sandbox | requests per cluster | same stdout |\n", s.pairs, s.baseName)
+	t.WriteString("|---:|---|---:|---:|---:|---:|---:|:---:|\n")
+	for _, r := range rows {
+		same := "yes"
+		if !r.sameOutput {
+			same = "no"
+		}
+		fmt.Fprintf(&t, "| %d | %s | %.2f / %.2f s (×%.3f) | %.0f / %.0f MB (×%.3f) | %.2f / %.2f s (×%.3f) | %.1f / %.1f s (×%.3f) | %.1f / %.1f | %s |\n",
+			r.tenants, r.command, r.head.toolCPU.Seconds(), r.base.toolCPU.Seconds(), r.cpuX, r.head.rssMB, r.base.rssMB, r.rssX,
+			r.head.wall.Seconds(), r.base.wall.Seconds(), r.wallX, r.head.fleetCPU.Seconds(), r.base.fleetCPU.Seconds(), r.fleetCPUX,
+			r.reqHead, r.reqBase, same)
+	}
+	return t.String()
 }
 
 // kubectlLoop is what a user writes today to see the Flux objects of every
@@ -367,11 +565,17 @@ func buildPlugin(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return buildPluginAt(b, root)
+}
+
+// buildPluginAt builds the plugin of the checkout at root.
+func buildPluginAt(b *testing.B, root string) string {
+	b.Helper()
 	bin := filepath.Join(b.TempDir(), "kubectl-fleet")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kubectl-fleet")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+		b.Fatalf("go build in %s: %v\n%s", root, err, out)
 	}
 	return bin
 }

@@ -625,7 +625,9 @@ func heldConnections(b *testing.B, pid int, proxies []*sandbox.Member) int {
 	return held
 }
 
-func median(ds []time.Duration) time.Duration {
+// median is the middle of the values, or the mean of the two in the
+// middle; 0 for none.
+func median[T int64 | float64 | time.Duration](ds []T) T {
 	s := slices.Sorted(slices.Values(ds))
 	if len(s) == 0 {
 		return 0

@@ -267,10 +267,11 @@ func ParseSpec(data []byte) (*Spec, error) {
 	return spec, nil
 }
 
-// MaxClusters bounds how many clusters a spec makes, counts expanded: ten
-// times the benchmarks' largest fleet, and no machine's worth of memory
-// for a spec that multiplies counts.
-const MaxClusters = 10000
+// MaxClusters bounds how many clusters a spec makes, counts expanded: twice
+// the benchmarks' largest fleet (10,000 tenants under 5 masters, 10,005
+// clusters below the root), as the walk's default --max-clusters is, and no
+// machine's worth of memory for a spec that multiplies counts.
+const MaxClusters = 20000
 
 // expand replaces every entry with a count by its clusters, recursively.
 // The copies share their Flux objects and labels, which nothing changes.

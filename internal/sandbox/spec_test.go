@@ -259,7 +259,7 @@ clusters:
 	}
 	// Counts that multiply past MaxClusters are refused, not made.
 	_, err = sandbox.ParseSpec([]byte("name: mom\nclusters: [{name: m, count: 200, clusters: [{name: t, count: 200, kubeconfig: missing}]}]"))
-	if err == nil || !strings.Contains(err.Error(), "more than 10000 clusters once counts are expanded") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d clusters once counts are expanded", sandbox.MaxClusters)) {
 		t.Errorf("200 × 200 clusters: %v; want refused", err)
 	}
 }
