@@ -176,80 +176,38 @@ func (s Set) APIs() []kube.API {
 
 // Columns are every presenter's columns, in order.
 func (s Set) Columns() []fleet.Column {
-	var out []fleet.Column
-	for _, p := range s {
-		if pr, ok := p.(Presenter); ok {
-			out = append(out, pr.Columns()...)
-		}
-	}
-	return out
+	return gather(s, func(p Presenter) []fleet.Column { return p.Columns() })
 }
 
 // DriftChecks are every analyst's part of drift, in order.
 func (s Set) DriftChecks() []fleet.DriftCheck {
-	var out []fleet.DriftCheck
-	for _, p := range s {
-		if a, ok := p.(Analyst); ok {
-			out = append(out, a.DriftCheck())
-		}
-	}
-	return out
+	return gather(s, func(p Analyst) []fleet.DriftCheck { return []fleet.DriftCheck{p.DriftCheck()} })
 }
 
 // Operations are every operator's adapter, in order: the order --kind
 // lists their kinds and a plan selects their objects.
 func (s Set) Operations() []ops.Adapter {
-	var out []ops.Adapter
-	for _, p := range s {
-		if o, ok := p.(Operator); ok {
-			out = append(out, o.Operations())
-		}
-	}
-	return out
+	return gather(s, func(p Operator) []ops.Adapter { return []ops.Adapter{p.Operations()} })
 }
 
 // EnvKinds are every grouper's kind of environment, in order.
 func (s Set) EnvKinds() []string {
-	var out []string
-	for _, p := range s {
-		if g, ok := p.(Grouper); ok {
-			out = append(out, g.EnvKind())
-		}
-	}
-	return out
+	return gather(s, func(p Grouper) []string { return []string{p.EnvKind()} })
 }
 
 // Linkers are every linking provider's pass, in order.
 func (s Set) Linkers() []fleet.Linker {
-	var out []fleet.Linker
-	for _, p := range s {
-		if l, ok := p.(Linking); ok {
-			out = append(out, l.Linker())
-		}
-	}
-	return out
+	return gather(s, func(p Linking) []fleet.Linker { return []fleet.Linker{p.Linker()} })
 }
 
 // Sources are the edge sources of the inventories.
 func (s Set) Sources() []reach.Source {
-	var out []reach.Source
-	for _, p := range s {
-		if inv, ok := p.(Inventory); ok {
-			out = append(out, inv.Source())
-		}
-	}
-	return out
+	return gather(s, func(p Inventory) []reach.Source { return []reach.Source{p.Source()} })
 }
 
 // Probes are every prober's probes, in order.
 func (s Set) Probes() []fleet.Probe[*reach.Cluster] {
-	var out []fleet.Probe[*reach.Cluster]
-	for _, p := range s {
-		if pr, ok := p.(Prober); ok {
-			out = append(out, pr.Probes()...)
-		}
-	}
-	return out
+	return gather(s, func(p Prober) []fleet.Probe[*reach.Cluster] { return p.Probes() })
 }
 
 // AddFlags adds every configurable provider's flags to fs.
@@ -270,6 +228,18 @@ func (s Set) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// gather is what each provider of the set that implements I gives, in
+// the set's order.
+func gather[I any, T any](s Set, get func(I) []T) []T {
+	var out []T
+	for _, p := range s {
+		if i, ok := p.(I); ok {
+			out = append(out, get(i)...)
+		}
+	}
+	return out
 }
 
 // Describer is the describer of node from its parent: the first whose
