@@ -68,17 +68,7 @@ func (Linker) Listed(n *fleet.Node, children []fleet.Child, paths []string, fail
 		}
 	}
 	n.SetFacet(targetsFacet, t)
-	st := StateOf(n)
-	if st == nil {
-		return
-	}
-	st = st.Clone()
-	for i := range st.Applications {
-		a := &st.Applications[i]
-		path, known := applicationTarget(n, a.Destination)
-		a.Target, a.TargetUnknown = path, !known
-	}
-	SetState(n, st)
+	resolve(n)
 }
 
 // Link records, on each Application a cluster holds, the cluster it
@@ -91,42 +81,48 @@ func (Linker) Link(root *fleet.Node) {
 }
 
 // linkApplications resolves the target of every Application held below
-// n, in a new State, and gathers the Applications that deploy to each
-// walked cluster.
+// n, and gathers the Applications that deploy to each walked cluster.
 func linkApplications(n *fleet.Node, deploying map[*fleet.Node][]Application) {
-	if st := StateOf(n); st != nil {
-		st = st.Clone()
-		defer SetState(n, st)
-		for i := range st.Applications {
-			a := &st.Applications[i]
-			a.Holder = n.Path
-			a.Target, a.TargetUnknown = nil, false
-			path, known := applicationTarget(n, a.Destination)
-			switch {
-			case !known:
-				a.TargetUnknown = true
-				continue
-			case path == nil:
+	if st := resolve(n); st != nil {
+		for _, a := range st.Applications {
+			if a.Target == nil {
 				continue
 			}
-			a.Target = path
 			target := n
-			if *path != n.Path {
+			if *a.Target != n.Path {
 				target = nil
 				for _, c := range n.Children {
-					if c.Path == *path {
+					if c.Path == *a.Target {
 						target = c
 					}
 				}
 			}
 			if target != nil {
-				deploying[target] = append(deploying[target], *a)
+				deploying[target] = append(deploying[target], a)
 			}
 		}
 	}
 	for _, c := range n.Children {
 		linkApplications(c, deploying)
 	}
+}
+
+// resolve stores on n a new State in which every Application n holds
+// names its holder and where it deploys (applicationTarget), and returns
+// it; nil when n's Applications were not read.
+func resolve(n *fleet.Node) *State {
+	st := StateOf(n)
+	if st == nil {
+		return nil
+	}
+	st = st.Clone()
+	for i := range st.Applications {
+		a := &st.Applications[i]
+		path, known := applicationTarget(n, a.Destination)
+		a.Holder, a.Target, a.TargetUnknown = n.Path, path, !known
+	}
+	SetState(n, st)
+	return st
 }
 
 // applicationTarget is the path of the cluster an Application of n with
