@@ -48,9 +48,10 @@ func (a Operations) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.S
 		}
 	}
 	c := w.Client(n)
+	group := groups()
 	for i := range n.Flux.Objects {
 		fo := &n.Flux.Objects[i]
-		o := ops.Object{Group: groupOf(fo.Kind), Kind: fo.Kind, Namespace: fo.Namespace, Name: fo.Name, Labels: fo.Labels, Suspended: fo.Suspended, Suspension: fo.Suspension}
+		o := ops.Object{Group: group[fo.Kind], Kind: fo.Kind, Namespace: fo.Namespace, Name: fo.Name, Labels: fo.Labels, Suspended: fo.Suspended, Suspension: fo.Suspension}
 		switch {
 		case !sel.Matches(&o):
 		case p.Verb == ops.Resume && o.Foreign() && !sel.IncludeForeign:
@@ -61,9 +62,14 @@ func (a Operations) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.S
 	}
 }
 
-func groupOf(kind string) string {
-	k, _ := KindNamed(kind)
-	return k.API.GVK.Group
+// groups are the API groups of the kinds, by name: the registry is built
+// per call (Kinds), so once per cluster rather than once per object.
+func groups() map[string]string {
+	out := map[string]string{}
+	for _, k := range Kinds() {
+		out[k.Name] = k.API.GVK.Group
+	}
+	return out
 }
 
 // heldMessage says why a foreign suspended object is not resumed, and who
