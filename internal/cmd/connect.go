@@ -21,8 +21,9 @@ const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
 // connector builds the connector of this invocation: the providers' edge
 // sources and the kinds every command reads (the core's and the
 // providers'), no discovery, and the request log when
-// KUBECTL_FLEET_REQUEST_LOG asks for it.
-func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, error) {
+// KUBECTL_FLEET_REQUEST_LOG asks for it. shortLived says each connection is
+// closed once its cluster is read (kube.Options.ShortLived).
+func (o *RootOptions) connector(policy kubeconfig.Policy, shortLived bool) (*reach.Connector, error) {
 	s, err := o.Providers.Scheme()
 	if err != nil {
 		return nil, err
@@ -31,9 +32,10 @@ func (o *RootOptions) connector(policy kubeconfig.Policy) (*reach.Connector, err
 		o.requests = kube.NewRequestLog()
 	}
 	return &reach.Connector{Policy: policy, Sources: o.Providers.Sources(), Kube: kube.NewConnector(s, o.Providers.APIs(), kube.Options{
-		UserAgent: "kubectl-fleet/" + version.Get().Version,
-		Requests:  o.requests,
-		Dial:      o.deps.Dial,
+		UserAgent:  "kubectl-fleet/" + version.Get().Version,
+		Requests:   o.requests,
+		Dial:       o.deps.Dial,
+		ShortLived: shortLived,
 	})}, nil
 }
 
@@ -48,8 +50,9 @@ func (o *RootOptions) writeRequestLog() error {
 // rootCluster connects to the cluster of the operator's kubeconfig, as
 // kubectl would with the same flags, and names it after its context. That
 // kubeconfig is the operator's own and trusted; only kubeconfigs read from
-// Secrets further down go through the policy.
-func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*reach.Cluster, string, error) {
+// Secrets further down go through the policy. shortLived says the
+// connections below it are each closed once their cluster is read.
+func (o *RootOptions) rootCluster(policy kubeconfig.Policy, shortLived bool) (*reach.Cluster, string, error) {
 	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to load your kubeconfig: %w", err)
@@ -65,7 +68,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*reach.Cluster, str
 	if name == "" {
 		name = kube.RedactURL(cfg.Host)
 	}
-	connector, err := o.connector(policy)
+	connector, err := o.connector(policy, shortLived)
 	if err != nil {
 		return nil, "", err
 	}
@@ -80,7 +83,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy) (*reach.Cluster, str
 // providers' probes and then more, showing progress on a terminal, and turns an unreadable root
 // into a failure of the whole command: nothing below it can be known.
 func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*reach.Cluster]) (*fleet.Result[*reach.Cluster], error) {
-	root, name, err := o.rootCluster(o.policy())
+	root, name, err := o.rootCluster(o.policy(), !opts.KeepConnections)
 	if err != nil {
 		return nil, err
 	}

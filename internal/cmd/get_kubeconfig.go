@@ -152,7 +152,7 @@ func (o *GetKubeconfigOptions) Validate() error {
 
 // Run reads the Secret and prints, writes or merges it.
 func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
-	root, _, err := o.rootCluster(o.policy())
+	root, _, err := o.rootCluster(o.policy(), false)
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []strin
 	}
 	// A TAB prints nothing on the terminal: exec plugins the operator
 	// allowed run without being announced.
-	root, _, err := o.rootCluster(kubeconfig.Policy{AllowExec: o.AllowExec})
+	root, _, err := o.rootCluster(kubeconfig.Policy{AllowExec: o.AllowExec}, false)
 	if err != nil {
 		return nil
 	}

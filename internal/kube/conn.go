@@ -74,6 +74,12 @@ type Options struct {
 	// the kubeconfig and the policy made it; the connection then reads
 	// through the client it returns, and makes no request of its own.
 	Dial func(cfg *rest.Config) (*Dialled, error)
+	// ShortLived says each connection is closed once its cluster is read
+	// (a walk that does not keep its connections): its HTTP/2 connection
+	// sends no health-check pings. Every request is bounded by its own
+	// timeout, so nothing needs them; and a connection that has them is
+	// held 30 s after it is closed (see withoutHealthCheck).
+	ShortLived bool
 }
 
 // Dialled is a cluster reached by Options.Dial: what a connection reads of
@@ -151,6 +157,9 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	conn := &Conn{cfg: cfg, scheme: c.scheme, mapper: c.mapper, unserved: map[schema.GroupVersionKind]bool{}, transports: tr}
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if c.opts.ShortLived {
+			rt = withoutHealthCheck(rt)
+		}
 		tr.base = rt
 		tr.one = &oneConnection{next: rt, ready: make(chan struct{})}
 		rt = tr.one

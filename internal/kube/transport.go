@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"sync"
+
+	"golang.org/x/net/http2"
 )
 
 // oneConnection makes the parallel reads of a new connection share one
@@ -48,6 +50,39 @@ func (o *oneConnection) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // WrappedRoundTripper lets client-go reach the transport below.
 func (o *oneConnection) WrappedRoundTripper() http.RoundTripper { return o.next }
+
+// withoutHealthCheck is client-go's transport rt, copied with an HTTP/2
+// transport of its own that sends no health-check pings; rt as it is when it
+// is not an *http.Transport that speaks HTTP/2 (DISABLE_HTTP2, a plain-HTTP
+// server's, a caller's own).
+//
+// client-go turns the health check on for every transport (a ping after
+// 30 s without a frame, HTTP2_READ_IDLE_TIMEOUT_SECONDS), which a connection
+// that lives on (a watch) needs to notice a dead peer. But when an HTTP/2
+// connection's read loop ends, it arms that timer once more without
+// stopping it (golang.org/x/net/http2 and net/http's copy of it), and the
+// timer holds the connection, its transport, TLS state and buffers for the
+// 30 s: a walk of 10,000 tenants finishes ~180 clusters a second, so ~5,000
+// closed connections at once, ~750 MB (docs/benchmarks.md). The copy keeps
+// everything else of rt: TLS configuration and client-certificate callback,
+// dialer, proxy, timeouts.
+func withoutHealthCheck(rt http.RoundTripper) http.RoundTripper {
+	t, ok := rt.(*http.Transport)
+	if !ok || t.TLSClientConfig == nil {
+		return rt
+	}
+	if _, h2 := t.TLSNextProto["h2"]; !h2 {
+		return rt
+	}
+	c := t.Clone()
+	c.TLSNextProto = nil
+	h2, err := http2.ConfigureTransports(c)
+	if err != nil {
+		return rt
+	}
+	h2.ReadIdleTimeout = 0
+	return c
+}
 
 // RequestLog counts requests by server, method and path. It exists to
 // measure the walk (make bench) and to prove what it asks of each cluster
