@@ -34,13 +34,11 @@ package cmd_test
 //   - list -o wide and -o name, and the text views: not JSON or YAML (the
 //     tree, list, describe, drift and reconcile goldens have them).
 //   - reconcile, suspend and resume without --dry-run: they write.
-//   - On the flux fleet, everything but aws/team-a and aws/team-dead:
-//     operate_test.go's tests, which may run before TestFrozen, suspend and
-//     resume Kustomizations on aws and azure, so their generations depend
-//     on whether it ran (and azure's, status-only, is left generations
-//     ahead of its status: stalled for drift). aws/team-a is only asked to
-//     reconcile there, at a new commit: its revision moves, and
-//     scrubFrozen makes every commit COMMIT.
+//   - On the flux fleet, everything but aws/team-a and aws/team-dead, as
+//     when TestFrozen read the fleet after operate_test.go's tests, which
+//     suspend and resume Kustomizations on aws and azure (azure's,
+//     status-only, is left generations ahead of its status: stalled for
+//     drift). scrubFrozen makes every commit COMMIT.
 //   - On the reliability fleet, the master bulk (5,000 Kustomizations: 37
 //     MB of goldens for the same object 5,000 times; faults_test.go counts
 //     them). Its commands run with --timeout 5s: slow (a minute per round
@@ -48,24 +46,25 @@ package cmd_test
 //     exceeded", never on client-go's 10 s TLS handshake timeout, which
 //     the default 10 s races with.
 //
-// The goldens are of the fleets as they start, and as the tests before
-// this file leave them (make test): a second run in one process (-count,
-// make test-stress) finds the shared fleets as the tests after this file
-// left them (helm-controller's release revisions, generations moved on by
-// watch and real tests), and skips them.
+// The goldens are of the fleets as they start. A shared fleet's commands
+// run once, in the first test to get the fleet, before any test can
+// change it (sharedFleet.first, capture): TestFrozen compares what they
+// printed whenever it runs, in whatever order the tests run, and again on
+// a second run in one process (-count, make test-stress).
 
 import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
 // frozenFleet is what TestFrozen runs on one fleet of a spec.
@@ -229,30 +228,43 @@ func refold(tb testing.TB, data []byte) []byte {
 	return out
 }
 
-// frozenRuns counts the runs of TestFrozen in this process.
-var frozenRuns atomic.Int32
+// pristine holds, by fleet name, the results of the frozen commands on a
+// shared fleet as it started ([]result in the order of cases): taken by
+// the first test to get the fleet (sharedFleet.first), before any test
+// could change it, and compared by TestFrozen whenever it runs.
+var pristine sync.Map
+
+func init() {
+	for _, ff := range frozenFleets {
+		if ff.fleet != nil {
+			ff.fleet.first = ff.capture
+		}
+	}
+}
+
+// capture runs f's commands on fleet, once its controllers are done, and
+// keeps their results in pristine.
+func (f frozenFleet) capture(t *testing.T, fleet *sandbox.Fleet) {
+	t.Helper()
+	if f.settle != nil {
+		f.settle(t)
+	}
+	cases := f.cases()
+	results := make([]result, len(cases))
+	for i, c := range cases {
+		results[i] = onApiservers(fleet).run(t, append(c.args, "--color", "never")...)
+	}
+	pristine.Store(f.name, results)
+}
 
 func TestFrozen(t *testing.T) {
-	again := frozenRuns.Add(1) > 1
 	for _, ff := range frozenFleets {
 		t.Run(ff.name, func(t *testing.T) {
-			var f target
+			cases := ff.cases()
+			var results []result
 			if ff.fleet == nil {
 				t.Parallel()
-				f = inMemoryTarget(t, ff.name)
-			} else {
-				needFleets(t)
-				if again {
-					t.Skip("the goldens are of the fleet before the tests after this file change it; this is a second run in one process (-count)")
-				}
-				f = onApiservers(ff.fleet.get(t))
-			}
-			if ff.settle != nil {
-				ff.settle(t)
-			}
-			cases := ff.cases()
-			results := make([]result, len(cases))
-			if ff.fleet == nil {
+				f := inMemoryTarget(t, ff.name)
 				// At once: on the reliability fleet each command waits out
 				// its 5 s on slow.
 				argLists := make([][]string, len(cases))
@@ -261,9 +273,13 @@ func TestFrozen(t *testing.T) {
 				}
 				results = runAtOnceWith(t, f.deps, 2*time.Minute, argLists)
 			} else {
-				for i, c := range cases {
-					results[i] = f.run(t, append(c.args, "--color", "never")...)
+				needFleets(t)
+				ff.fleet.get(t)
+				v, ok := pristine.Load(ff.name)
+				if !ok {
+					t.Fatalf("the frozen commands did not all run on fleet %s as it started: the test that first got the fleet says why", ff.name)
 				}
+				results = v.([]result)
 			}
 			for i, c := range cases {
 				t.Run(c.slug(), func(t *testing.T) {

@@ -76,6 +76,14 @@ type sharedFleet struct {
 	ready chan struct{} // closed once started or failed
 	fleet *sandbox.Fleet
 	err   error
+
+	// first, when set, reads the fleet as it started, before any test
+	// has it: get runs it once, in the first test to get the fleet, and
+	// every other get waits for it (TestFrozen's goldens are of the fleet
+	// as it starts, whichever test runs first).
+	first     func(t *testing.T, f *sandbox.Fleet)
+	firstOnce sync.Once
+	firstBy   atomic.Pointer[testing.T] // the test running first, whose own gets go on
 }
 
 func newSharedFleet(name string) *sharedFleet {
@@ -131,6 +139,16 @@ func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
 	<-s.ready
 	if s.err != nil {
 		tb.Fatalf("fleet %s: %v", s.name, s.err)
+	}
+	if t, _ := tb.(*testing.T); s.first != nil && (t == nil || s.firstBy.Load() != t) {
+		s.firstOnce.Do(func() {
+			if t == nil {
+				tb.Fatalf("fleet %s is first read by a test (*testing.T), not %T", s.name, tb)
+			}
+			s.firstBy.Store(t)
+			defer s.firstBy.Store(nil)
+			s.first(t, s.fleet)
+		})
 	}
 	return s.fleet
 }

@@ -325,6 +325,24 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 }
 
+// A dry run's report as text, for each operation, on the whole demo
+// fleet: every Flux object and what would be done with it (under -short
+// too, in memory).
+func TestDryRunReportsEachObjectAsText(t *testing.T) {
+	for _, f := range onBoth("demo") {
+		t.Run(f.name, func(t *testing.T) {
+			f := f.begin(t)
+			for _, verb := range []string{"reconcile", "suspend", "resume"} {
+				r := f.run(t, verb, "--all", "--dry-run", "--color", "never")
+				if r.code != 0 {
+					t.Errorf("%s --all --dry-run: exit %d; stderr %s", verb, r.code, r.stderr)
+				}
+				golden.Assert(t, verb+"/dry-run-demo", scrub(r.stdout))
+			}
+		})
+	}
+}
+
 func TestWholeFleetWritesNeedConfirmation(t *testing.T) {
 	needFleets(t)
 	before := readFlux(t, fluxFleet.get(t))

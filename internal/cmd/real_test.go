@@ -27,8 +27,9 @@ import (
 // written by the sandbox: CAPI's controllers provisioned aws (a sandbox
 // apiserver; its kubeconfig Secret is CAPI core's) and, in memory, edge-1
 // and the tenants helm-controller installed from the HelmReleases in
-// testdata/gitrepos/real. They run in this file's order: the tree first,
-// while the fixture repository is as committed.
+// testdata/gitrepos/real. Each waits until the fleet is what its spec
+// and the repository make it (realSettled) and puts back what it changes,
+// so they hold in any order (go test -shuffle on).
 
 // realTenantsFile is the fixture's HelmReleases, one per tenant.
 const realTenantsFile = "clusters/aws/tenants.yaml"
