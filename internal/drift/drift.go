@@ -116,7 +116,7 @@ func (o *Options) wants(k fleet.DriftKind) bool { return len(o.Kinds) == 0 || o.
 func Find(nodes []*fleet.Node, opts Options) []fleet.Finding {
 	var all []fleet.Finding
 	for _, n := range nodes {
-		n.Findings = nil
+		SetFindings(n, nil)
 		if n.CycleOf != nil {
 			continue
 		}
@@ -127,7 +127,7 @@ func Find(nodes []*fleet.Node, opts Options) []fleet.Finding {
 				out = append(out, f)
 			}
 		}
-		n.Findings = out
+		SetFindings(n, out)
 		all = append(all, out...)
 	}
 	return all
@@ -419,10 +419,11 @@ type Summary struct {
 func Summarize(nodes []*fleet.Node, checks ...fleet.DriftCheck) Summary {
 	s := Summary{Read: len(nodes), ByKind: map[fleet.DriftKind]int{}, kinds: Kinds(checks...)}
 	for _, n := range nodes {
-		if len(n.Findings) > 0 {
+		fs := Findings(n)
+		if len(fs) > 0 {
 			s.Clusters++
 		}
-		for _, f := range n.Findings {
+		for _, f := range fs {
 			s.Findings++
 			s.ByKind[f.Kind]++
 		}

@@ -69,7 +69,7 @@ func TestEachKindPresentAndAbsent(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}
-			for _, f := range tc.n.Findings {
+			for _, f := range drift.Findings(tc.n) {
 				if f.Cluster != "aws/a" {
 					t.Errorf("finding on %q, want the node's path", f.Cluster)
 				}
@@ -168,7 +168,7 @@ func TestChecksAddKinds(t *testing.T) {
 		t.Errorf("ParseKind(not-joined) = %v, %v", k, err)
 	}
 	n := node()
-	n.Findings = []fleet.Finding{{Kind: drift.Unreadable}, {Kind: ocm.Unavailable}, {Kind: drift.Revision}}
+	drift.SetFindings(n, []fleet.Finding{{Kind: drift.Unreadable}, {Kind: ocm.Unavailable}, {Kind: drift.Revision}})
 	if got, want := drift.Summarize([]*fleet.Node{n}, checks...).String(), "3 findings on 1 of 1 cluster: 1 revision, 1 unavailable, 1 unreadable"; got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -40,6 +41,11 @@ type JSONField struct {
 	// OmitEmpty leaves the field out when Value is empty, as the
 	// omitempty option of a struct tag does.
 	OmitEmpty bool
+	// Rank orders the fields that follow one field: lower first, and
+	// those of one rank in the order of their facets' names. A reader's
+	// facet that follows every provider's at its place (drift's findings,
+	// after the edges and OCM's registration) ranks above zero.
+	Rank int
 }
 
 // EnvFacet is a facet that places its cluster in environments beside its
@@ -174,6 +180,9 @@ func (n *Node) appendJSON(b *bytes.Buffer, enc *json.Encoder, alone bool) error 
 		for _, f := range n.Facets[name].JSONFields() {
 			after[f.After] = append(after[f.After], f)
 		}
+	}
+	for _, fields := range after {
+		slices.SortStableFunc(fields, func(a, b JSONField) int { return cmp.Compare(a.Rank, b.Rank) })
 	}
 	b.WriteByte('{')
 	first := true

@@ -66,6 +66,24 @@ func TestNodeJSONPlacesFacetFields(t *testing.T) {
 	}
 }
 
+// Fields that follow one field are in the order of their rank, then of
+// their facets' names: a reader's (drift's findings, rank 1) after every
+// provider's (OCM's registration) whatever the names.
+func TestNodeJSONOrdersFieldsAfterOneFieldByRank(t *testing.T) {
+	n := &fleet.Node{Name: "x", Path: "x", Children: []*fleet.Node{}}
+	n.SetFacet("a-reader", testFacet{{Key: "findings", After: "error", Value: 3, Rank: 1}})
+	n.SetFacet("z-provider", testFacet{{Key: "ocm", After: "error", Value: 2}})
+	n.SetFacet("m-provider", testFacet{{Key: "apps", After: "error", Value: 1}})
+	got, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"x","namespace":"","path":"x","provider":"","version":"","phase":"","flux":null,"error":"","apps":1,"ocm":2,"findings":3,"children":[]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 // A facet field that follows no field is an error, not a field lost.
 func TestNodeJSONRefusesAFieldWithNoPlace(t *testing.T) {
 	n := &fleet.Node{Name: "x", Path: "x"}

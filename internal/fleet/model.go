@@ -57,12 +57,11 @@ type Node struct {
 	// object, its Argo CD cluster Secret, its OCM ManagedCluster. The root
 	// has none.
 	Edges []Edge `json:"edges,omitempty"`
-	// Facets are what the integrations know of the cluster, beyond the
-	// fields above: each owned by its provider's package, shown in JSON
-	// flat among the node's own fields (facet.go).
+	// Facets are what the integrations, and the readers after the walk
+	// (drift's findings), know of the cluster beyond the fields above:
+	// each owned by its package, shown in JSON flat among the node's own
+	// fields (facet.go).
 	Facets Facets `json:"-"`
-	// Findings are the cluster's drift findings, when drift was asked for.
-	Findings []Finding `json:"findings,omitempty"`
 	// DeclaredIn is the file of a git checkout that declares the cluster's
 	// Cluster object, when a checkout was given (--git).
 	DeclaredIn string `json:"declaredIn,omitempty"`

@@ -18,18 +18,20 @@ func TestDriftTable(t *testing.T) {
 	ks := &fleet.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}
 	nodes := []*fleet.Node{
 		{Path: "", LiveVersion: "v1.36.3", Flux: &fleet.Flux{Installed: true}},
-		{Path: "aws/team-a", LiveVersion: "v1.36.3", Flux: &fleet.Flux{Installed: true}, Findings: []fleet.Finding{
-			{Cluster: "aws/team-a", Kind: drift.Revision, Object: ks, Expected: "main@sha1:2222222222222222222222222222222222222222",
-				Actual: "main@sha1:1111111111111111111111111111111111111111", Since: "2026-11-23T09:30:00Z", Message: "behind its source GitRepository/flux-system/flux-system"},
-			{Cluster: "aws/team-a", Kind: drift.Suspended, Object: ks, Expected: "reconciling", Actual: "suspended", Since: "2026-11-19T08:00:00Z", Message: "suspended by alice: incident 42"},
-		}},
-		{Path: "aws/team-b", Error: "cannot reach", Findings: []fleet.Finding{{Cluster: "aws/team-b", Kind: drift.Unreadable, Expected: "readable", Actual: "not read", Message: "cannot reach\nhttps://x"}}},
+		{Path: "aws/team-a", LiveVersion: "v1.36.3", Flux: &fleet.Flux{Installed: true}},
+		{Path: "aws/team-b", Error: "cannot reach"},
 	}
+	drift.SetFindings(nodes[1], []fleet.Finding{
+		{Cluster: "aws/team-a", Kind: drift.Revision, Object: ks, Expected: "main@sha1:2222222222222222222222222222222222222222",
+			Actual: "main@sha1:1111111111111111111111111111111111111111", Since: "2026-11-23T09:30:00Z", Message: "behind its source GitRepository/flux-system/flux-system"},
+		{Cluster: "aws/team-a", Kind: drift.Suspended, Object: ks, Expected: "reconciling", Actual: "suspended", Since: "2026-11-19T08:00:00Z", Message: "suspended by alice: incident 42"},
+	})
+	drift.SetFindings(nodes[2], []fleet.Finding{{Cluster: "aws/team-b", Kind: drift.Unreadable, Expected: "readable", Actual: "not read", Message: "cannot reach\nhttps://x"}})
 	drift.SetFluxVersion(nodes[0], "v2.9.4")
 	drift.SetFluxVersion(nodes[1], "v2.9.4")
 	r := &drift.Report{Summary: drift.Summarize(nodes), Versions: drift.Versions(nodes)}
 	for _, n := range nodes {
-		r.Findings = append(r.Findings, n.Findings...)
+		r.Findings = append(r.Findings, drift.Findings(n)...)
 	}
 	var b strings.Builder
 	if err := render.DriftTable(&b, r, render.DriftOptions{Now: now}); err != nil {

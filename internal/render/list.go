@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
@@ -185,18 +186,19 @@ func plainOrBad(err string) int {
 
 // driftCell is "0", or the count of findings and their kinds.
 func driftCell(n *fleet.Node) (string, int) {
-	if len(n.Findings) == 0 {
+	fs := drift.Findings(n)
+	if len(fs) == 0 {
 		return "0", good
 	}
 	var kinds []string
 	seen := map[fleet.DriftKind]bool{}
-	for _, f := range n.Findings {
+	for _, f := range fs {
 		if !seen[f.Kind] {
 			seen[f.Kind] = true
 			kinds = append(kinds, string(f.Kind))
 		}
 	}
-	return fmt.Sprintf("%d (%s)", len(n.Findings), strings.Join(kinds, ",")), bad
+	return fmt.Sprintf("%d (%s)", len(fs), strings.Join(kinds, ",")), bad
 }
 
 // readError is what could not be read of n, in one cell: its error, else

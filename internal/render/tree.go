@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss/tree"
 	"github.com/muesli/termenv"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
@@ -241,8 +242,8 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 	var build func(n *fleet.Node) *tree.Tree
 	build = func(n *fleet.Node) *tree.Tree {
 		head := format(rows[n])
-		if opts.Drift && len(n.Findings) > 0 {
-			head += "  " + st.bad.Render(fmt.Sprintf("≠ %s", fleet.Plural(len(n.Findings), "drift finding")))
+		if fs := drift.Findings(n); opts.Drift && len(fs) > 0 {
+			head += "  " + st.bad.Render(fmt.Sprintf("≠ %s", fleet.Plural(len(fs), "drift finding")))
 		}
 		own(head, n.Path, true)
 		t := tree.Root(head).EnumeratorStyle(st.enum)
@@ -480,7 +481,7 @@ func edgeObject(kind string) string {
 //
 // With drift, the findings take the place of the Flux objects' problems,
 // which they include.
-func problems(n *fleet.Node, st styles, drift bool, columns []fleet.Column) []string {
+func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column) []string {
 	var out []string
 	if e := edges(n); e != "" {
 		out = append(out, st.dim.Render("⇠ "+e))
@@ -498,9 +499,9 @@ func problems(n *fleet.Node, st styles, drift bool, columns []fleet.Column) []st
 	for _, name := range n.ProbeErrorNames() {
 		out = append(out, st.bad.Render("✗ "+name+": "+n.ProbeErrors[name]))
 	}
-	if drift {
+	if withDrift {
 		var rest []fleet.Finding
-		for _, f := range n.Findings {
+		for _, f := range drift.Findings(n) {
 			if f.Kind != "unreadable" {
 				rest = append(rest, f)
 			}

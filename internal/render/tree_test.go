@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
@@ -15,10 +16,10 @@ import (
 func TestTreeLines(t *testing.T) {
 	withDrift := func() *fleet.Node {
 		root := sampleFleet()
-		root.Children[0].Children[2].Findings = []fleet.Finding{
+		drift.SetFindings(root.Children[0].Children[2], []fleet.Finding{
 			{Cluster: "aws/team-c", Kind: "not-ready", Object: &fleet.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}},
 			{Cluster: "aws/team-c", Kind: "version", Expected: "v1.35.2", Actual: "v1.36.3"},
-		}
+		})
 		return root
 	}
 	tests := []struct {

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
@@ -99,7 +100,7 @@ func sampleFleet() *fleet.Node {
 	teamB.Flux.Kustomizations = fleet.Count{Ready: 0, Total: 1}
 	teamB.Flux.Objects[0].Ready, teamB.Flux.Objects[0].Message = "False", "health check failed"
 	edge := node("edge", "masters")
-	edge.Findings = []fleet.Finding{{Cluster: "edge", Kind: "version", Expected: "v1.36.3", Actual: "v1.35.2"}}
+	drift.SetFindings(edge, []fleet.Finding{{Cluster: "edge", Kind: "version", Expected: "v1.36.3", Actual: "v1.35.2"}})
 	root := node("", "", node("aws", "masters", node("aws/team-a", "tenants"), teamB), edge)
 	root.Name, root.Provider, root.Phase, root.Available, root.ControlPlane, root.Workers = "mgmt", "", "", "", nil, nil
 	return root

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -127,7 +128,7 @@ func itemsOf(n *fleet.Node) []item {
 			out = append(out, item{kind: "Application", namespace: a.Namespace, name: a.Name, row: a})
 		}
 	}
-	for _, f := range n.Findings {
+	for _, f := range drift.Findings(n) {
 		name, namespace := "", ""
 		if f.Object != nil {
 			name, namespace = f.Object.Kind+"/"+f.Object.Name, f.Object.Namespace

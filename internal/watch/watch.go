@@ -29,7 +29,7 @@ type Options[C any] struct {
 	// The watch keeps every connection.
 	Walk   fleet.Options
 	Probes []fleet.Probe[C]
-	// Analyze, when set, finds a cluster's drift (Node.Findings) after
+	// Analyze, when set, finds a cluster's drift (drift.Findings, a facet) after
 	// it changed: the findings that appear and clear are events.
 	Analyze func(n *fleet.Node)
 	// Emit receives every event, in order, from a goroutine of the
@@ -417,7 +417,7 @@ func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(fleet.FluxObject) b
 		w.opts.Analyze(&next)
 	}
 	w.diff(n, &next, false)
-	n.Flux, n.Findings = next.Flux, next.Findings
+	n.Flux, n.Facets = next.Flux, next.Facets // Analyze's findings, a facet
 	// A Flux change of n changes what applies to its children, and
 	// nothing else: the whole tree's links cost 50 µs an event at 1000
 	// clusters (docs/benchmarks.md).
