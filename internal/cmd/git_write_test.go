@@ -207,6 +207,11 @@ func TestTreeAndListShowWhereClustersAreDeclared(t *testing.T) {
 	golden.Assert(t, "git/list", scrub(r.stdout))
 	r = drift.run(t, "tree", "aws", "--git", dir)
 	golden.Assert(t, "git/tree", scrub(r.stdout))
+	// In JSON, "declaredIn" after the edges and the findings (written
+	// before it left the node's fields: byte for byte the same since).
+	r = drift.run(t, "tree", "aws", "--git", dir, "--drift", "-o", "json")
+	out := strings.NewReplacer(dir, "CHECKOUT", gitIn(t, dir, "rev-parse", "HEAD"), "HEAD").Replace(r.stdout)
+	golden.Assert(t, "git/tree-drift-json", scrubFrozen(t, frozenFleet{name: "drift"}, out))
 }
 
 // TestGitIsTheWritePath suspends through git on the fleet whose Flux

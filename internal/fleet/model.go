@@ -62,9 +62,6 @@ type Node struct {
 	// each owned by its package, shown in JSON flat among the node's own
 	// fields (facet.go).
 	Facets Facets `json:"-"`
-	// DeclaredIn is the file of a git checkout that declares the cluster's
-	// Cluster object, when a checkout was given (--git).
-	DeclaredIn string `json:"declaredIn,omitempty"`
 	// CycleOf is the path of the ancestor this cluster turned out to be ("" for
 	// the root); nil when the cluster is not a cycle. A cycle is shown, never
 	// followed.

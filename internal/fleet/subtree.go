@@ -59,7 +59,7 @@ func NodeOf(parentPath string, seg Segment, child Child) *Node {
 // parentView is a new node with what n's parent said of n, and nothing
 // its own cluster said.
 func parentView(n *Node) *Node {
-	p := &Node{DeclaredIn: n.DeclaredIn, Children: []*Node{}}
+	p := &Node{Children: []*Node{}}
 	SetParentView(p, n)
 	return p
 }

@@ -177,10 +177,11 @@ func unparsable(errs []error) []error {
 	return out
 }
 
-// DeclareClusters sets DeclaredIn of each of nodes but the root: the
+// DeclareClusters sets where each of nodes but the root is declared
+// (DeclaredIn): the
 // document that declares its CAPI Cluster object on the parent, found
 // through the Flux object that declares it (DeclaredBy). A Cluster whose
-// manifest is not found, or not unique, keeps DeclaredIn empty.
+// manifest is not found, or not unique, is declared nowhere.
 func (l *Locator) DeclareClusters(nodes []*fleet.Node) {
 	for _, n := range nodes {
 		p := l.parents[n]
@@ -192,7 +193,7 @@ func (l *Locator) DeclareClusters(nodes []*fleet.Node) {
 			owner, _ = l.ownerByRef(p, ref)
 		}
 		if m, err := l.Locate(Object{Group: "cluster.x-k8s.io", Kind: "Cluster", Namespace: n.Namespace, Name: n.Name}, owner); err == nil {
-			n.DeclaredIn = m.String()
+			SetDeclaredIn(n, m.String())
 		}
 	}
 }

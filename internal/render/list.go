@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 )
 
 // ListOptions control how a list of clusters is drawn.
@@ -63,7 +64,7 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 		}
 		flux, fluxHealth := fluxCount(n)
 		cells["FLUX"], hs["FLUX"] = flux, fluxHealth
-		cells["DECLARED IN"] = dash(n.DeclaredIn)
+		cells["DECLARED IN"] = dash(gitops.DeclaredIn(n))
 		cells["DRIFT"], hs["DRIFT"] = driftCell(n)
 		cells["SUSPENDED"] = "-"
 		if n.Flux != nil {

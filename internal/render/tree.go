@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 )
 
 // Options control how a model is drawn.
@@ -249,8 +250,8 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 		t := tree.Root(head).EnumeratorStyle(st.enum)
 		if opts.Git && n.Path != "" {
 			where := "⌂ not declared in the checkout"
-			if n.DeclaredIn != "" {
-				where = "⌂ declared in " + n.DeclaredIn
+			if in := gitops.DeclaredIn(n); in != "" {
+				where = "⌂ declared in " + in
 			}
 			leaf := st.dim.Render(where)
 			own(leaf, n.Path, false)
