@@ -35,9 +35,6 @@ type Node struct {
 	// labels, e.g. "HelmRelease/flux-system/aws".
 	DeclaredBy string            `json:"declaredBy,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
-	// Nodes counts the cluster's Kubernetes nodes, total and Ready. Read
-	// only by describe.
-	Nodes *Count `json:"nodes,omitempty"`
 	// Flux is the Flux status of the cluster; nil when it could not be read.
 	Flux *Flux `json:"flux"`
 	// AppliedFrom are Flux objects on the parent cluster that apply to this

@@ -61,7 +61,7 @@ func Read(ctx context.Context, res *fleet.Result[*reach.Cluster], cfg Config) *d
 	for _, c := range children {
 		d.Clusters = append(d.Clusters, describe.Held{Path: c.Path, Name: c.Name, Namespace: c.Namespace, Edges: c.Edges})
 	}
-	d.Nodes = node.Nodes
+	d.Nodes = nodesOf(node)
 	d.NodesError = node.ProbeErrors[nodesProbeName]
 	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: cfg.Now, Checks: cfg.Checks})
 	if parent := parentOf(res.Root, node); parent != nil && cfg.FromParent != nil {
@@ -136,6 +136,6 @@ func nodesProbe() fleet.Probe[*reach.Cluster] {
 				}
 			}
 		}
-		return func(n *fleet.Node) { n.Nodes = count }, nil
+		return func(n *fleet.Node) { n.SetFacet(nodesFacet, nodeCount{count}) }, nil
 	})
 }
