@@ -418,34 +418,13 @@ func TestDialledConnection(t *testing.T) {
 // transport configuration and its wrapper, never the Conn (a walk of
 // 10,000 clusters kept 4,000 Conns so: docs/benchmarks.md).
 func TestClosedConnIsNotHeldByItsTransport(t *testing.T) {
-	s := newServer(t)
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	cert, key := clientCertificate(t)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
-	connector := kube.NewConnector(scheme, kube.CoreAPIs(), kube.Options{})
 	var alive atomic.Int64
 	const conns = 20
-	for range conns {
-		c, err := connector.Connect(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: cert, KeyData: key}})
-		if err != nil {
-			t.Fatal(err)
-		}
+	connectAndClose(t, newServer(t), kube.Options{}, conns, func(c *kube.Conn) {
 		alive.Add(1)
 		goruntime.AddCleanup(c, func(int) { alive.Add(-1) }, 0)
-		if _, err := c.ServerVersion(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-	}
-	deadline := time.Now().Add(10 * time.Second) // far below the timer's 30 s
-	for alive.Load() > 0 && time.Now().Before(deadline) {
-		goruntime.GC()
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := alive.Load(); n > 0 {
+	})
+	if n := collected(&alive); n > 0 {
 		t.Errorf("%d of %d closed Conns are still held", n, conns)
 	}
 }
@@ -456,53 +435,60 @@ func TestClosedConnIsNotHeldByItsTransport(t *testing.T) {
 // (a walk of 10,000 tenants held ~5,000 of them, ~750 MB).
 func TestClosedShortLivedConnLetsGoOfItsTransport(t *testing.T) {
 	s := newServer(t)
+	var alive atomic.Int64
+	const conns = 20
+	connectAndClose(t, s, kube.Options{ShortLived: true}, conns, func(c *kube.Conn) {
+		tr, ok := kube.TransportOf(c).(*http.Transport)
+		if !ok {
+			t.Fatalf("transport %T, want *http.Transport", kube.TransportOf(c))
+		}
+		if tls := tr.TLSClientConfig; tls == nil || (len(tls.Certificates) == 0 && tls.GetClientCertificate == nil) {
+			t.Fatal("the transport lost the client certificate")
+		}
+		alive.Add(1)
+		goruntime.AddCleanup(tr, func(int) { alive.Add(-1) }, 0)
+	})
+	if got := s.conns.Load(); got != conns {
+		t.Errorf("%d network connections, want one per Conn (%d)", got, conns)
+	}
+	if n := collected(&alive); n > 0 {
+		t.Errorf("%d of %d closed connections' transports are still held", n, conns)
+	}
+}
+
+// connectAndClose makes conns connections with opts to s, with a client
+// certificate, reads each one's version, hands it to watch, and closes it.
+func connectAndClose(t *testing.T, s *server, opts kube.Options, conns int, watch func(*kube.Conn)) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	cert, key := clientCertificate(t)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
-	connector := kube.NewConnector(scheme, kube.CoreAPIs(), kube.Options{ShortLived: true})
-	var alive atomic.Int64
-	const conns = 20
+	connector := kube.NewConnector(scheme, kube.CoreAPIs(), opts)
 	for range conns {
 		c, err := connector.Connect(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: cert, KeyData: key}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := c.ServerVersion(context.Background())
-		if err != nil || v != "v1.36.3" {
+		if v, err := c.ServerVersion(context.Background()); err != nil || v != "v1.36.3" {
 			t.Fatalf("version %q, %v", v, err)
 		}
-		tr, ok := kube.TransportOf(c).(*http.Transport)
-		if !ok {
-			t.Fatalf("transport %T, want *http.Transport", kube.TransportOf(c))
-		}
-		if tr.TLSClientConfig == nil || len(tr.TLSClientConfig.Certificates)+btoi(tr.TLSClientConfig.GetClientCertificate != nil) == 0 {
-			t.Fatal("the transport lost the client certificate")
-		}
-		alive.Add(1)
-		goruntime.AddCleanup(tr, func(int) { alive.Add(-1) }, 0)
+		watch(c)
 		c.Close()
 	}
-	if got := s.conns.Load(); got != conns {
-		t.Errorf("%d network connections, want one per Conn (%d)", got, conns)
-	}
-	deadline := time.Now().Add(10 * time.Second) // far below the timer's 30 s
+}
+
+// collected collects garbage until alive is zero or 10 s have passed (far
+// below the health-check timer's 30 s), and returns what is still alive.
+func collected(alive *atomic.Int64) int64 {
+	deadline := time.Now().Add(10 * time.Second)
 	for alive.Load() > 0 && time.Now().Before(deadline) {
 		goruntime.GC()
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := alive.Load(); n > 0 {
-		t.Errorf("%d of %d closed connections' transports are still held", n, conns)
-	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return alive.Load()
 }
 
 // clientCertificate is a self-signed client certificate and its key, PEM.
