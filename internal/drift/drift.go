@@ -116,18 +116,16 @@ func (o *Options) wants(k fleet.DriftKind) bool { return len(o.Kinds) == 0 || o.
 func Find(nodes []*fleet.Node, opts Options) []fleet.Finding {
 	var all []fleet.Finding
 	for _, n := range nodes {
-		SetFindings(n, nil)
-		if n.CycleOf != nil {
-			continue
-		}
 		var out []fleet.Finding
-		for _, f := range cluster(n, &opts) {
-			if opts.wants(f.Kind) {
-				f.Cluster = n.Path
-				out = append(out, f)
+		if n.CycleOf == nil {
+			for _, f := range cluster(n, &opts) {
+				if opts.wants(f.Kind) {
+					f.Cluster = n.Path
+					out = append(out, f)
+				}
 			}
 		}
-		SetFindings(n, out)
+		SetFindings(n, out) // once: each facet write copies the node's facet map
 		all = append(all, out...)
 	}
 	return all
