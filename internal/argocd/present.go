@@ -86,19 +86,19 @@ func lines(n *fleet.Node) [][]fleet.Span {
 
 // section is describe's "Argo CD Applications": those that deploy to n,
 // and where those it holds deploy.
-func section(n *fleet.Node) (string, [][]fleet.Span) {
+func section(n *fleet.Node) (string, []fleet.Item) {
 	s := Of(n)
 	if len(s.Applications) == 0 && (s.State == nil || len(s.State.Applications) == 0) {
 		return "", nil
 	}
-	var out [][]fleet.Span
+	var out []fleet.Item
 	for _, a := range s.Applications {
 		text, fine := applicationText(n, a)
 		style := fleet.StyleWarn
 		if fine {
 			style = fleet.StylePlain
 		}
-		out = append(out, fleet.Styled(style, text))
+		out = append(out, fleet.Item{Line: fleet.Styled(style, text)})
 	}
 	for _, a := range elsewhere(n) {
 		target := fleet.Span{Text: "no cluster the hub knows (destination " + a.Destination + ")", Style: fleet.StyleBad}
@@ -108,7 +108,7 @@ func section(n *fleet.Node) (string, [][]fleet.Span) {
 		case a.TargetUnknown:
 			target = fleet.Span{Text: "destination " + a.Destination}
 		}
-		out = append(out, []fleet.Span{{Text: fmt.Sprintf("Application %s/%s here deploys to ", a.Namespace, a.Name)}, target})
+		out = append(out, fleet.Item{Line: []fleet.Span{{Text: fmt.Sprintf("Application %s/%s here deploys to ", a.Namespace, a.Name)}, target}})
 	}
 	return "Argo CD Applications", out
 }

@@ -19,28 +19,58 @@ const (
 type Column struct {
 	// Header names the column, and the line in describe (unless Title).
 	Header string
-	// Before is the header of the core's column it goes before ("FLUX"),
-	// or After the one it follows.
+	// Before is the header of the column it goes right before ("FLUX"),
+	// or After the one it goes right after: a core column or another
+	// integration's, which may be one a view hides (a list's wide column
+	// where the list is not wide): the place is the same in every view.
+	// Two columns after one go in the reverse of their order.
 	Before, After string
 	// Cell is the node's cell, "" when the integration knows nothing of
 	// the cluster: the column is shown where some cluster's is not empty
-	// (or Show says so).
+	// (or Show or Always says so).
 	Cell func(n *Node) (string, Health)
 	// Show, when set, reports whether n makes the column shown, whatever
 	// its cell.
 	Show func(n *Node) bool
+	// Always shows the column whatever the cells: the integration is
+	// always asked (Flux's, whose empty cell says it could not be read).
+	Always bool
+	// Wide shows the column in the list only with -o wide (the tree
+	// always has it); ListOnly only in the list; ListCell is the list's
+	// cell, when it is not Cell's.
+	Wide, ListOnly bool
+	ListCell       func(n *Node) (string, Health)
 	// Describe is the node's line in describe, "" for none, with a detail
 	// drawn dim after it.
 	Describe func(n *Node) (text string, health Health, detail string)
 	// Title names the line in describe; Header when empty. DescribeAfter
-	// is the core's line it follows ("Flux"); empty, before the nodes.
+	// is the line it follows: a core line ("Nodes") or another column's
+	// Title ("Flux"); empty, before the nodes.
 	Title, DescribeAfter string
-	// Lines are drawn under the cluster in the tree, after its Flux
-	// objects' problems.
+	// Unread is what the integration could not read of a cluster that
+	// was read ("flux: list HelmReleases: …"), "" for nothing: a line
+	// under the cluster before the probes' errors, and in the list's
+	// ERROR cell.
+	Unread func(n *Node) string
+	// Problems are lines under the cluster in the tree, after the
+	// probes' errors, that drift's findings take the place of when they
+	// are drawn (they include them): a Flux object that is not ready.
+	Problems func(n *Node) [][]Span
+	// Lines are drawn under the cluster in the tree, after every
+	// column's Problems.
 	Lines func(n *Node) [][]Span
-	// Section is a section of describe, after the Flux objects: its
-	// title and lines; none when there are no lines.
-	Section func(n *Node) (title string, lines [][]Span)
+	// ParentLines are drawn under the cluster last: what objects on the
+	// parent do to it (Flux objects that apply to it).
+	ParentLines func(n *Node) [][]Span
+	// Section is a section of describe, after the CAPI objects: its
+	// title and items; none when there are no items.
+	Section func(n *Node) (title string, items []Item)
+}
+
+// Item is a line of a section and the items drawn below it as a tree.
+type Item struct {
+	Line     []Span
+	Children []Item
 }
 
 // Span is a piece of a line an integration draws, in a style.

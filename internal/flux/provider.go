@@ -12,9 +12,10 @@ import (
 type Provider struct{}
 
 var (
-	_ provider.Prober   = Provider{}
-	_ provider.Operator = Provider{}
-	_ provider.Linking  = Provider{}
+	_ provider.Prober    = Provider{}
+	_ provider.Operator  = Provider{}
+	_ provider.Linking   = Provider{}
+	_ provider.Presenter = Provider{}
 )
 
 // NewProvider returns the Flux provider.
@@ -30,6 +31,9 @@ func (Provider) Kinds() provider.Kinds {
 
 // Operations are the Flux kinds' adapter of the operations runner.
 func (Provider) Operations() ops.Adapter { return Operations{} }
+
+// Columns are Flux's columns, lines and describe line (Columns).
+func (Provider) Columns() []fleet.Column { return Columns() }
 
 // Linker links Flux objects to the clusters their spec.kubeConfig reaches.
 func (Provider) Linker() fleet.Linker { return Linker{} }

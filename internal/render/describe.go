@@ -37,7 +37,10 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		phase += ", Available " + n.Available
 	}
 	field("Phase", phase)
-	describeFields := func(after string) {
+	// An integration's line follows the line it names: a core line or
+	// another integration's.
+	var describeFields func(after string)
+	describeFields = func(after string) {
 		for _, c := range opts.Columns {
 			if c.Describe == nil || c.DescribeAfter != after {
 				continue
@@ -50,8 +53,12 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 				if detail != "" {
 					detail = st.dim.Render(detail)
 				}
-				field(title, paint(st, int(health), text)+detail)
+				if health != fleet.HealthNone {
+					text = paint(st, int(health), text)
+				}
+				field(title, text+detail)
 			}
+			describeFields(title)
 		}
 	}
 	describeFields("")
@@ -61,12 +68,7 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	case d.NodesError != "":
 		field("Nodes", st.bad.Render(d.NodesError))
 	}
-	flux, _ := fluxSummary(n)
-	if n.Flux != nil && n.Flux.Revision != "" {
-		flux += "  " + n.Flux.Revision
-	}
-	field("Flux", dash(flux))
-	describeFields("Flux")
+	describeFields("Nodes")
 
 	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
 	switch {
@@ -90,10 +92,10 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		if c.Section == nil {
 			continue
 		}
-		if title, lines := c.Section(n); len(lines) > 0 {
+		if title, items := c.Section(n); len(items) > 0 {
 			b.WriteString("\n" + st.header.Render(title) + "\n")
-			for _, l := range lines {
-				b.WriteString(spanLine(st, l) + "\n")
+			for _, it := range items {
+				b.WriteString(lineTree(it, st, func(it fleet.Item, st styles) string { return spanLine(st, it.Line) }, func(it fleet.Item) []fleet.Item { return it.Children }).String() + "\n")
 			}
 		}
 	}

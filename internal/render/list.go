@@ -33,46 +33,28 @@ type ListOptions struct {
 func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	nodes = escape.Copy(nodes)
 	st := newStyles(w, opts.Color)
-	headers := []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "FLUX", "ERROR"}
+	core := []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "ERROR"}
 	if opts.Wide {
-		headers = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "SUSPENDED", "REVISION", "DECLARED BY", "ERROR"}
+		core = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "ERROR"}
 	}
-	eng := enginesOf(opts.Columns, nodes...)
-	for _, c := range eng.columns {
-		switch {
-		case c.Before != "" && slices.Contains(headers, c.Before):
-			headers = slices.Insert(headers, slices.Index(headers, c.Before), c.Header)
-		case c.After != "" && slices.Contains(headers, c.After):
-			headers = slices.Insert(headers, slices.Index(headers, c.After)+1, c.Header)
-		}
-	}
+	// The wide columns place the integrations' even where they are not
+	// drawn: a column has one place in both.
+	slots := enginesOf(opts.Columns, nodes...).layout([]string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "ERROR"},
+		func(c *fleet.Column) bool { return opts.Wide || !c.Wide })
+	slots = slices.DeleteFunc(slots, func(s slot) bool { return s.column == nil && !slices.Contains(core, s.header) })
 	if opts.Git {
-		headers = append(headers[:len(headers)-1], "DECLARED IN", "ERROR")
+		slots = slices.Insert(slots, len(slots)-1, slot{header: "DECLARED IN"})
 	}
 	if opts.Drift {
-		headers = append(headers[:len(headers)-1], "DRIFT", "ERROR")
+		slots = slices.Insert(slots, len(slots)-1, slot{header: "DRIFT"})
 	}
+	headers := headers(slots)
 	rows := make([][]string, 0, len(nodes))
 	health := make([][]int, 0, len(nodes))
 	for _, n := range nodes {
-		r := clusterRow(n, 0, n.Path == "", eng)
-		errText := readError(n)
-		cells := map[string]string{"PATH": flagInvalid(fleet.DisplayPath(n.Path), n), "NAMESPACE": dash(n.Namespace), "ERROR": dash(oneLine(errText))}
-		hs := map[string]int{"PATH": r.health[0], "ERROR": plainOrBad(errText)}
-		for i, c := range treeColumns(eng) {
-			cells[c], hs[c] = r.cells[i], r.health[i]
-		}
-		flux, fluxHealth := fluxCount(n)
-		cells["FLUX"], hs["FLUX"] = flux, fluxHealth
-		cells["DECLARED IN"] = dash(gitops.DeclaredIn(n))
-		cells["DRIFT"], hs["DRIFT"] = driftCell(n)
-		cells["SUSPENDED"] = "-"
-		if n.Flux != nil {
-			cells["SUSPENDED"] = fmt.Sprint(n.Flux.Suspended)
-		}
-		row, h := make([]string, len(headers)), make([]int, len(headers))
-		for i, col := range headers {
-			row[i], h[i] = cells[col], hs[col]
+		row, h := make([]string, len(slots)), make([]int, len(slots))
+		for i, s := range slots {
+			row[i], h[i] = listCell(n, s, opts.Columns)
 		}
 		rows = append(rows, row)
 		health = append(health, h)
@@ -151,22 +133,35 @@ func ListOf(nodes []*fleet.Node) List {
 	return l
 }
 
-func fluxCount(n *fleet.Node) (string, int) {
-	f := n.Flux
-	switch {
-	case f == nil:
-		return "-", plain
-	case f.Error != "":
-		return "error", bad
-	case !f.Installed:
-		return "none", plain
+// listCell is n's cell of one column of the list, "-" for nothing.
+func listCell(n *fleet.Node, s slot, columns []fleet.Column) (string, int) {
+	if c := s.column; c != nil {
+		cell := c.Cell
+		if c.ListCell != nil {
+			cell = c.ListCell
+		}
+		text, health := cell(n)
+		return dash(text), int(health)
 	}
-	ready, total := f.Kustomizations.Ready+f.HelmReleases.Ready, f.Kustomizations.Total+f.HelmReleases.Total
-	h := good
-	if ready < total {
-		h = warn
+	switch s.header {
+	case "PATH":
+		health := plain
+		if n.Error != "" || n.InvalidName {
+			health = bad
+		}
+		return flagInvalid(fleet.DisplayPath(n.Path), n), health
+	case "NAMESPACE":
+		return dash(n.Namespace), plain
+	case "ERROR":
+		errText := readError(n, columns)
+		return dash(oneLine(errText)), plainOrBad(errText)
+	case "DECLARED IN":
+		return dash(gitops.DeclaredIn(n)), plain
+	case "DRIFT":
+		return driftCell(n)
 	}
-	return fmt.Sprintf("%d/%d", ready, total), h
+	cell, health := coreCell(n, s.header)
+	return dash(cell), health
 }
 
 func dash(s string) string {
@@ -204,13 +199,17 @@ func driftCell(n *fleet.Node) (string, int) {
 
 // readError is what could not be read of n, in one cell: its error, else
 // what its Flux status and each probe could not read.
-func readError(n *fleet.Node) string {
+func readError(n *fleet.Node, columns []fleet.Column) string {
 	if n.Error != "" {
 		return n.Error
 	}
 	var parts []string
-	if n.Flux != nil && n.Flux.Error != "" {
-		parts = append(parts, "flux: "+n.Flux.Error)
+	for _, c := range columns {
+		if c.Unread != nil {
+			if u := c.Unread(n); u != "" {
+				parts = append(parts, u)
+			}
+		}
 	}
 	for _, name := range n.ProbeErrorNames() {
 		parts = append(parts, name+": "+n.ProbeErrors[name])

@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
@@ -103,7 +104,7 @@ func TestTree(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := render.Tree(&buf, sampleFleet(), render.Options{Color: tt.color}); err != nil {
+			if err := render.Tree(&buf, sampleFleet(), render.Options{Color: tt.color, Columns: columns()}); err != nil {
 				t.Fatal(err)
 			}
 			golden.Assert(t, tt.name, buf.Bytes())
@@ -151,10 +152,10 @@ func TestTables(t *testing.T) {
 			suffix = "ansi"
 		}
 		var list, wide, action bytes.Buffer
-		if err := render.Table(&list, allNodes(sampleFleet()), render.ListOptions{Color: color}); err != nil {
+		if err := render.Table(&list, allNodes(sampleFleet()), render.ListOptions{Color: color, Columns: columns()}); err != nil {
 			t.Fatal(err)
 		}
-		if err := render.Table(&wide, allNodes(sampleFleet()), render.ListOptions{Color: color, Wide: true}); err != nil {
+		if err := render.Table(&wide, allNodes(sampleFleet()), render.ListOptions{Color: color, Wide: true, Columns: columns()}); err != nil {
 			t.Fatal(err)
 		}
 		if err := render.ActionTable(&action, sampleReport(), render.ActionOptions{Color: color}); err != nil {
@@ -193,3 +194,6 @@ func TestListItemIsTheNodeAlone(t *testing.T) {
 		t.Errorf("item\n%s\nwant\n%s", got, want)
 	}
 }
+
+// columns are every provider's, as the commands draw them.
+func columns() []fleet.Column { return registry.Providers().Columns() }

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -30,23 +31,28 @@ type Options struct {
 	Columns []fleet.Column
 }
 
-// engines says which columns beyond CAPI's and Flux's an output has: an
-// integration's where some cluster has something in it (OCM's where some
-// cluster of it is managed by an OCM hub, Argo CD's where some runs Argo
-// CD or is deployed to by it).
+// engines are the integrations' columns an output shows: each where
+// some cluster has something in it (OCM's where some cluster of it is
+// managed by an OCM hub, Argo CD's where some runs Argo CD or is deployed
+// to by it), or always (Flux's); placed among the core's columns with
+// every column, shown or not, so that a column has one place in every
+// view.
 type engines struct {
-	columns []fleet.Column
+	all   []fleet.Column
+	shown []bool
 }
 
 func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
-	var e engines
-	shown := make([]bool, len(columns))
+	e := engines{all: columns, shown: make([]bool, len(columns))}
+	for i, c := range columns {
+		e.shown[i] = c.Always
+	}
 	var visit func(n *fleet.Node)
 	visit = func(n *fleet.Node) {
 		for i, c := range columns {
-			if !shown[i] {
+			if !e.shown[i] {
 				cell, _ := c.Cell(n)
-				shown[i] = cell != "" || c.Show != nil && c.Show(n)
+				e.shown[i] = cell != "" || c.Show != nil && c.Show(n)
 			}
 		}
 		for _, c := range n.Children {
@@ -56,41 +62,74 @@ func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
 	for _, n := range nodes {
 		visit(n)
 	}
-	for i, c := range columns {
-		if shown[i] {
-			e.columns = append(e.columns, c)
-		}
-	}
 	return e
 }
 
 // coreColumns are the tree's own columns, in order.
-var coreColumns = []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "FLUX", "REVISION", "DECLARED BY"}
+var coreColumns = []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS"}
 
-// around lays the core's columns out with the integrations': before and
-// after each core column, the integrations' that name it. core gives each
-// core column's cell; extra each integration's.
-func (e engines) around(core func(header string), extra func(c fleet.Column)) {
-	for _, h := range coreColumns {
-		for _, c := range e.columns {
-			if c.Before == h {
-				extra(c)
-			}
-		}
-		core(h)
-		for _, c := range e.columns {
-			if c.After == h {
-				extra(c)
-			}
-		}
-	}
+// slot is a column of an output: the core's header, or an integration's
+// column.
+type slot struct {
+	header string
+	column *fleet.Column
 }
 
-// The columns of a cluster row, in order.
-func treeColumns(e engines) []string {
-	var cols []string
-	e.around(func(h string) { cols = append(cols, h) }, func(c fleet.Column) { cols = append(cols, c.Header) })
-	return cols
+// layout places every column of e among the core's headers, each right
+// before or after the column it names, the core's or another
+// integration's, and keeps those shown for which keep says so; a column
+// whose place is never found is not drawn.
+func (e engines) layout(core []string, keep func(c *fleet.Column) bool) []slot {
+	out := make([]slot, len(core))
+	for i, h := range core {
+		out[i] = slot{header: h}
+	}
+	placed := make([]bool, len(e.all))
+	for progress := true; progress; {
+		progress = false
+		for i := range e.all {
+			c := &e.all[i]
+			anchor, after := c.Before, false
+			if anchor == "" {
+				anchor, after = c.After, true
+			}
+			at := slices.IndexFunc(out, func(s slot) bool { return s.header == anchor })
+			if placed[i] || at < 0 {
+				continue
+			}
+			if after {
+				at++
+			}
+			out = slices.Insert(out, at, slot{header: c.Header, column: c})
+			placed[i], progress = true, true
+		}
+	}
+	return slices.DeleteFunc(out, func(s slot) bool {
+		return s.column != nil && (!e.isShown(s.column) || !keep(s.column))
+	})
+}
+
+// isShown reports whether the column c (one of e.all) is shown.
+func (e engines) isShown(c *fleet.Column) bool {
+	for i := range e.all {
+		if &e.all[i] == c {
+			return e.shown[i]
+		}
+	}
+	return false
+}
+
+// treeSlots are the tree's columns, in order.
+func treeSlots(e engines) []slot {
+	return e.layout(coreColumns, func(c *fleet.Column) bool { return !c.ListOnly })
+}
+
+func headers(slots []slot) []string {
+	out := make([]string, len(slots))
+	for i, s := range slots {
+		out[i] = s.header
+	}
+	return out
 }
 
 type styles struct {
@@ -176,15 +215,15 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 	root = escape.Copy(root)
 	st := newStyles(io.Discard, opts.Color)
 	rows := map[*fleet.Node]*row{}
-	eng := enginesOf(opts.Columns, root)
-	columns := treeColumns(eng)
+	slots := treeSlots(enginesOf(opts.Columns, root))
+	columns := headers(slots)
 	widths := make([]int, len(columns))
 	for i, c := range columns {
 		widths[i] = len(c)
 	}
 	var collect func(n *fleet.Node, depth int)
 	collect = func(n *fleet.Node, depth int) {
-		r := clusterRow(n, depth, depth == 0, eng)
+		r := clusterRow(n, depth, depth == 0, slots)
 		rows[n] = r
 		for i, c := range r.cells {
 			width := lipgloss.Width(c)
@@ -287,8 +326,8 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 	return header, owners
 }
 
-// clusterRow is a cluster's cells, those of treeColumns(e).
-func clusterRow(n *fleet.Node, depth int, isRoot bool, e engines) *row {
+// clusterRow is a cluster's cells, those of slots.
+func clusterRow(n *fleet.Node, depth int, isRoot bool, slots []slot) *row {
 	name := n.Name
 	if !isRoot && !n.InvalidName {
 		name = lastSegment(n.Path)
@@ -306,38 +345,38 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool, e engines) *row {
 	if n.Error != "" || n.InvalidName {
 		nameHealth = bad
 	}
-	rev := ""
-	if n.Flux != nil {
-		rev = n.Flux.Revision
-	}
-	e.around(func(h string) {
-		switch h {
-		case "CLUSTER":
-			add(name, nameHealth)
-		case "PROVIDER":
-			add(n.Provider, plain)
-		case "VERSION":
-			add(version(n), versionHealth(n))
-		case "PHASE":
-			add(n.Phase, phaseHealth(n.Phase))
-		case "AVAILABLE":
-			add(n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available])
-		case "CP":
-			add(replicas(n.ControlPlane), replicaHealth(n.ControlPlane))
-		case "WORKERS":
-			add(replicas(n.Workers), replicaHealth(n.Workers))
-		case "FLUX":
-			add(fluxSummary(n))
-		case "REVISION":
-			add(rev, plain)
-		case "DECLARED BY":
-			add(n.DeclaredBy, plain)
+	for _, s := range slots {
+		if s.column != nil {
+			cell, health := s.column.Cell(n)
+			add(cell, int(health))
+			continue
 		}
-	}, func(c fleet.Column) {
-		cell, health := c.Cell(n)
-		add(cell, int(health))
-	})
+		cell, health := coreCell(n, s.header)
+		if s.header == "CLUSTER" {
+			cell, health = name, nameHealth
+		}
+		add(cell, health)
+	}
 	return r
+}
+
+// coreCell is n's cell of a core column other than its name's.
+func coreCell(n *fleet.Node, header string) (string, int) {
+	switch header {
+	case "PROVIDER":
+		return n.Provider, plain
+	case "VERSION":
+		return version(n), versionHealth(n)
+	case "PHASE":
+		return n.Phase, phaseHealth(n.Phase)
+	case "AVAILABLE":
+		return n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available]
+	case "CP":
+		return replicas(n.ControlPlane), replicaHealth(n.ControlPlane)
+	case "WORKERS":
+		return replicas(n.Workers), replicaHealth(n.Workers)
+	}
+	return "", plain
 }
 
 // flagInvalid marks the name of a cluster whose Cluster object's name or
@@ -404,42 +443,6 @@ func replicaHealth(r *fleet.Replicas) int {
 	return good
 }
 
-func fluxSummary(n *fleet.Node) (string, int) {
-	f := n.Flux
-	switch {
-	case f == nil:
-		return "", plain
-	case !f.Installed && f.Error == "":
-		return "not installed", plain
-	}
-	var parts []string
-	health := good
-	for _, c := range []struct {
-		label string
-		count fleet.Count
-	}{{"ks", f.Kustomizations}, {"hr", f.HelmReleases}} {
-		if c.count.Total == 0 {
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s %d/%d", c.label, c.count.Ready, c.count.Total))
-		if c.count.Ready < c.count.Total {
-			health = warn
-		}
-	}
-	if f.Suspended > 0 {
-		parts = append(parts, fmt.Sprintf("%d suspended", f.Suspended))
-		health = warn
-	}
-	if f.Error != "" {
-		parts = append(parts, "error")
-		health = bad
-	}
-	if len(parts) == 0 {
-		return "none", plain
-	}
-	return strings.Join(parts, ", "), health
-}
-
 // edges says how the parent reaches n ("by argocd Secret argocd/cluster-a,
 // capi Cluster tenants/a"), where that is not the usual one: a CAPI
 // Cluster alone, whose kubeconfig Secret is beside it.
@@ -490,15 +493,23 @@ func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column) 
 	if n.Error != "" {
 		out = append(out, st.bad.Render("✗ "+n.Error))
 	}
-	var objects []fleet.FluxObject
-	if n.Flux != nil {
-		if n.Flux.Error != "" {
-			out = append(out, st.bad.Render("✗ flux: "+n.Flux.Error))
+	for _, c := range columns {
+		if c.Unread != nil {
+			if u := c.Unread(n); u != "" {
+				out = append(out, st.bad.Render("✗ "+u))
+			}
 		}
-		objects = n.Flux.Objects
 	}
 	for _, name := range n.ProbeErrorNames() {
 		out = append(out, st.bad.Render("✗ "+name+": "+n.ProbeErrors[name]))
+	}
+	spans := func(lines func(*fleet.Node) [][]fleet.Span) {
+		if lines == nil {
+			return
+		}
+		for _, l := range lines(n) {
+			out = append(out, spanLine(st, l))
+		}
 	}
 	if withDrift {
 		var rest []fleet.Finding
@@ -508,37 +519,16 @@ func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column) 
 			}
 		}
 		out = append(out, findingLines(rest, st)...)
-		objects = nil
-	}
-	for _, o := range objects {
-		id := o.Kind + " " + o.Namespace + "/" + o.Name
-		switch {
-		case o.Suspended:
-			out = append(out, st.warn.Render("‖ "+id+" is suspended"))
-		case !o.IsReady():
-			msg := id + " is not ready"
-			if o.Message != "" {
-				msg += ": " + o.Message
-			}
-			out = append(out, st.warn.Render("! "+msg))
+	} else {
+		for _, c := range columns {
+			spans(c.Problems)
 		}
 	}
 	for _, c := range columns {
-		if c.Lines != nil {
-			for _, l := range c.Lines(n) {
-				out = append(out, spanLine(st, l))
-			}
-		}
+		spans(c.Lines)
 	}
-	for _, o := range n.AppliedFrom {
-		state := "ready"
-		if !o.IsReady() {
-			state = "not ready"
-		}
-		if o.Suspended {
-			state = "suspended"
-		}
-		out = append(out, st.dim.Render(fmt.Sprintf("← %s %s/%s on the parent applies here (spec.kubeConfig), %s", o.Kind, o.Namespace, o.Name, state)))
+	for _, c := range columns {
+		spans(c.ParentLines)
 	}
 	return out
 }

@@ -32,13 +32,14 @@ func TestTreeLines(t *testing.T) {
 		{
 			name: "plain",
 			root: sampleFleet(),
+			opts: render.Options{Columns: columns()},
 			want: []string{"*", "*aws", "*aws/team-a", "aws/team-a", "*aws/team-b", "aws/team-b", "*aws/team-c", "aws/team-c",
 				"*aws/gone", "aws/gone", "*loop", "loop", "*bare", "*partial", "partial", "partial"},
 		},
 		{
 			name: "colour, drift and git",
 			root: withDrift(),
-			opts: render.Options{Color: true, Drift: true, Git: true},
+			opts: render.Options{Color: true, Drift: true, Git: true, Columns: columns()},
 			want: []string{"*", "*aws", "aws", "*aws/team-a", "aws/team-a", "aws/team-a", "*aws/team-b", "aws/team-b",
 				"*aws/team-c", "aws/team-c", "aws/team-c", "aws/team-c", "*aws/gone", "aws/gone", "aws/gone",
 				"*loop", "loop", "loop", "*bare", "bare", "*partial", "partial", "partial", "partial"},

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
 )
 
@@ -129,6 +130,7 @@ func newDriver(t *testing.T, s watch.Snapshot, opts Options, width, height int) 
 	t.Helper()
 	d := &driver{t: t, clock: &fakeClock{now: t0}, feed: newFeed(s)}
 	opts.Now = d.clock.Now
+	opts.Columns = columns()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	d.m = newModel(ctx, d.feed, opts)
@@ -236,3 +238,6 @@ func isQuit(cmd tea.Cmd) bool {
 	_, ok := cmd().(tea.QuitMsg)
 	return ok
 }
+
+// columns are every provider's, as the commands draw them.
+func columns() []fleet.Column { return registry.Providers().Columns() }

@@ -131,6 +131,7 @@ func (term *terminal) restored() {
 // run starts Run on the terminal; the channel gets what it returns.
 func (term *terminal) run(ctx context.Context, feed watch.Feed, opts Options) <-chan error {
 	errc := make(chan error, 1)
+	opts.Columns = columns()
 	go func() { errc <- Run(ctx, term.tty, term.tty, feed, opts) }()
 	return errc
 }
