@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // Annotations of an Application that kubectl fleet reads and writes.
@@ -24,9 +25,9 @@ const (
 	RefreshAnnotation = "argocd.argoproj.io/refresh"
 	// Who turned automated sync off, why and when: the annotations
 	// kubectl fleet's suspend writes on Flux objects too.
-	SuspendedByAnnotation   = fleet.SuspendedByAnnotation
-	SuspendReasonAnnotation = fleet.SuspendReasonAnnotation
-	SuspendedAtAnnotation   = fleet.SuspendedAtAnnotation
+	SuspendedByAnnotation   = ops.SuspendedByAnnotation
+	SuspendReasonAnnotation = ops.SuspendReasonAnnotation
+	SuspendedAtAnnotation   = ops.SuspendedAtAnnotation
 )
 
 // ApplicationGVK is the kind of an Argo CD Application, read as
@@ -144,7 +145,7 @@ func applicationOf(u *unstructured.Unstructured) Application {
 	ann := u.GetAnnotations()
 	a.SkipReconcile = ann[SkipReconcileAnnotation] == "true"
 	if ann[SuspendedByAnnotation]+ann[SuspendReasonAnnotation]+ann[SuspendedAtAnnotation] != "" {
-		a.Suspension = &fleet.Suspension{Fleet: true, By: ann[SuspendedByAnnotation], Reason: ann[SuspendReasonAnnotation], At: ann[SuspendedAtAnnotation]}
+		a.Suspension = &ops.Suspension{Fleet: true, By: ann[SuspendedByAnnotation], Reason: ann[SuspendReasonAnnotation], At: ann[SuspendedAtAnnotation]}
 	}
 	for _, ref := range u.GetOwnerReferences() {
 		if ref.Kind == "ApplicationSet" {

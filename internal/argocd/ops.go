@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // The values of RefreshAnnotation.
@@ -125,7 +125,7 @@ func Suspend(ctx context.Context, c client.Client, ref kube.Ref, actor, reason s
 		if err := unstructured.SetNestedField(obj.Object, false, "spec", "syncPolicy", "automated", "enabled"); err != nil {
 			return false, err
 		}
-		obj.SetAnnotations(fleet.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
+		obj.SetAnnotations(ops.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
 		return true, nil
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func Resume(ctx context.Context, c client.Client, ref kube.Ref, now time.Time) (
 		if err := unstructured.SetNestedField(obj.Object, true, "spec", "syncPolicy", "automated", "enabled"); err != nil {
 			return false, err
 		}
-		ann := fleet.ClearSuspension(obj.GetAnnotations())
+		ann := ops.ClearSuspension(obj.GetAnnotations())
 		ann[RefreshAnnotation] = RefreshNormal
 		obj.SetAnnotations(ann)
 		return true, nil

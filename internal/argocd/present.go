@@ -86,7 +86,7 @@ func lines(n *fleet.Node) [][]fleet.Span {
 
 // section is describe's "Argo CD Applications": those that deploy to n,
 // and where those it holds deploy.
-func section(n *fleet.Node) (string, []fleet.Item) {
+func section(n *fleet.Node, _ func(string) any) (string, []fleet.Item) {
 	s := Of(n)
 	if len(s.Applications) == 0 && (s.State == nil || len(s.State.Applications) == 0) {
 		return "", nil

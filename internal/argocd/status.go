@@ -1,6 +1,9 @@
 package argocd
 
-import "github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+import (
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
+)
 
 // statusFacet names the node's Argo CD facet: what the cluster's own
 // Argo CD holds, and the Applications that deploy to it.
@@ -116,7 +119,7 @@ type Application struct {
 	Automated *bool `json:"automated"`
 	// Suspension is who turned automated sync off, why and when, as far
 	// as kubectl fleet's annotations say.
-	Suspension *fleet.Suspension `json:"suspension,omitempty"`
+	Suspension *ops.Suspension `json:"suspension,omitempty"`
 	// SkipReconcile is the argocd.argoproj.io/skip-reconcile annotation:
 	// the controller leaves the Application alone.
 	SkipReconcile bool `json:"skipReconcile,omitempty"`

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
@@ -58,13 +59,15 @@ func v1beta2Cluster() *clusterv1.Cluster {
 }
 
 func wantTeamA() fleet.Child {
-	return fleet.Child{
+	c := fleet.Child{
 		Name: "team-a", Namespace: "tenants", Provider: "aws", Version: "v1.36.3", Phase: "Provisioned", Available: "True",
 		ControlPlane: &fleet.Replicas{Desired: 3, Ready: 2, Available: 2}, Workers: &fleet.Replicas{Desired: 5},
-		DeclaredBy: "HelmRelease/flux-system/team-a", KubeconfigSecret: "team-a-kubeconfig",
-		Edges:  []fleet.Edge{{Kind: "capi", Namespace: "tenants", Name: "team-a"}},
-		Labels: map[string]string{"helm.toolkit.fluxcd.io/name": "team-a", "helm.toolkit.fluxcd.io/namespace": "flux-system", "env": "prod"},
+		KubeconfigSecret: "team-a-kubeconfig",
+		Edges:            []fleet.Edge{{Kind: "capi", Namespace: "tenants", Name: "team-a"}},
+		Labels:           map[string]string{"helm.toolkit.fluxcd.io/name": "team-a", "helm.toolkit.fluxcd.io/namespace": "flux-system", "env": "prod"},
 	}
+	flux.RecordDeclaredBy(&c, c.Labels) // HelmRelease/flux-system/team-a
+	return c
 }
 
 // testScheme knows the core and CAPI types.

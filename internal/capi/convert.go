@@ -48,7 +48,6 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 		Provider:         InfraProvider(c.Spec.InfrastructureRef.Kind),
 		Version:          c.Spec.Topology.Version,
 		Phase:            c.Status.Phase,
-		DeclaredBy:       flux.DeclaredBy(c.Labels),
 		Labels:           c.Labels,
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
@@ -62,6 +61,7 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 		ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, w.Versions)
 	}
 	ch.Version = declaredVersion(ch)
+	flux.RecordDeclaredBy(&ch, c.Labels)
 	return ch
 }
 
@@ -82,7 +82,6 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 		Name:             c.Name,
 		Namespace:        c.Namespace,
 		Phase:            c.Status.Phase,
-		DeclaredBy:       flux.DeclaredBy(c.Labels),
 		Labels:           c.Labels,
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
@@ -104,6 +103,7 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 		}
 	}
 	ch.Version = declaredVersion(ch)
+	flux.RecordDeclaredBy(&ch, c.Labels)
 	return ch
 }
 

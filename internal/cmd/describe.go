@@ -117,7 +117,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := describer.Config{Timeout: o.Timeout, Checks: o.Providers.DriftChecks(), Now: time.Now(), Linkers: o.Providers.Linkers()}
+	cfg := describer.Config{Timeout: o.Timeout, Checks: o.Providers.DriftChecks(), Now: time.Now(), Linkers: o.Providers.Linkers(), Parts: o.Providers.DescribeParts()}
 	if p, ok := o.Providers.Describer(res.Selected[0]); ok {
 		opts := describe.Options{ShowConditions: o.ShowConditions, Grouping: o.Grouping, Echo: o.Echo}
 		cfg.FromParent = func(ctx context.Context, parent *kube.Conn, node *fleet.Node) (*describe.Object, error) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
@@ -34,6 +35,13 @@ import (
 // realTenantsFile is the fixture's HelmReleases, one per tenant.
 const realTenantsFile = "clusters/aws/tenants.yaml"
 
+// fluxNode is a cluster of tree -o json, its Flux status alone.
+type fluxNode struct {
+	Path     string       `json:"path"`
+	Flux     *flux.Status `json:"flux"`
+	Children []*fluxNode  `json:"children"`
+}
+
 // realSettled waits until every cluster of the real fleet is what CAPI
 // makes of its spec: Available, every machine ready (the tenants
 // helm-controller installs are provisioned after the fleet is "ready"),
@@ -47,6 +55,15 @@ func realSettled(t *testing.T, path string, want int32) *fleet.Node {
 	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
 		r := onFleet(t, f, "tree", "-o", "json")
 		root = decode[fleet.Node](t, r)
+		fluxOf := map[string]*flux.Status{}
+		var statuses func(n *fluxNode)
+		statuses = func(n *fluxNode) {
+			fluxOf[n.Path] = n.Flux
+			for _, c := range n.Children {
+				statuses(c)
+			}
+		}
+		statuses(decode[fluxNode](t, r))
 		nodes := map[string]*fleet.Node{}
 		var walk func(n *fleet.Node)
 		walk = func(n *fleet.Node) {
@@ -77,8 +94,8 @@ func realSettled(t *testing.T, path string, want int32) *fleet.Node {
 		// has a field the object it read lacked, and the release stays marked
 		// drifted until its next reconcile, 10 minutes on. Nothing drifted,
 		// so reconcile it now and look again.
-		if aws := nodes["aws"]; aws != nil && aws.Flux != nil {
-			for _, o := range aws.Flux.Objects {
+		if aws := fluxOf["aws"]; aws != nil {
+			for _, o := range aws.Objects {
 				if o.Kind == "HelmRelease" && o.Drifted != nil {
 					last = fmt.Sprintf("HelmRelease %s/%s marked drifted: %s", o.Namespace, o.Name, o.Drifted.Message)
 					if r := onFleet(t, f, "reconcile", "aws", "--kind", "hr", "--name", o.Name, "--wait", "--timeout", "1m", "--yes"); r.code != 0 {

@@ -139,20 +139,20 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 		out := append(opts.parent(n), applications(n, opts)...)
 		return append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "not read", Message: n.Error})
 	}
-	if n.Flux != nil && n.Flux.Error != "" {
-		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: "flux: " + n.Flux.Error})
+	for _, u := range n.Unread() {
+		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: u})
 	}
 	for _, name := range n.ProbeErrorNames() {
 		out = append(out, fleet.Finding{Kind: Unreadable, Expected: "readable", Actual: "read in part", Message: name + ": " + n.ProbeErrors[name]})
 	}
 	out = append(out, opts.parent(n)...)
-	if n.Path != "" && n.DeclaredBy == "" && byCAPI(n) {
+	if n.Path != "" && flux.DeclaredByOf(n) == "" && byCAPI(n) {
 		out = append(out, fleet.Finding{Kind: Undeclared, Object: &fleet.ObjectRef{Kind: "Cluster", Namespace: n.Namespace, Name: n.Name},
 			Expected: "owned by a Flux object", Actual: "no Flux ownership labels", Message: "made outside git"})
 	}
 	out = append(out, versionSkew(n, opts)...)
-	if n.Flux != nil {
-		out = append(out, objects(n.Flux, opts)...)
+	if f := flux.Of(n); f != nil {
+		out = append(out, objects(f, opts)...)
 	}
 	return append(out, applications(n, opts)...)
 }
@@ -183,7 +183,7 @@ func applications(n *fleet.Node, opts *Options) []fleet.Finding {
 			out = append(out, fleet.Finding{Kind: SyncFailed, Object: ref, Expected: "Succeeded", Actual: a.Operation, Message: msg + held})
 		}
 		if a.Automated != nil && !*a.Automated {
-			fd, ok := suspension(fleet.FluxObject{Suspension: a.Suspension}, opts)
+			fd, ok := suspension(flux.Object{Suspension: a.Suspension}, opts)
 			if ok {
 				fd.Kind, fd.Object, fd.Expected, fd.Actual = AutoSyncOff, ref, "automated sync", "automated sync off"
 				fd.Message = strings.Replace(fd.Message, "suspended", "automated sync turned off", 1) + held
@@ -269,8 +269,8 @@ func versionSkew(n *fleet.Node, opts *Options) []fleet.Finding {
 	return out
 }
 
-func objects(f *fleet.Flux, opts *Options) []fleet.Finding {
-	sources := map[string]fleet.FluxObject{}
+func objects(f *flux.Status, opts *Options) []fleet.Finding {
+	sources := map[string]flux.Object{}
 	for _, o := range slices.Concat(f.Objects, f.HelmCharts) {
 		sources[o.Kind+"/"+o.Namespace+"/"+o.Name] = o
 	}
@@ -328,7 +328,7 @@ func older(stamp string, d time.Duration, now time.Time) bool {
 	return err != nil || now.Sub(t) > d
 }
 
-func suspension(o fleet.FluxObject, opts *Options) (fleet.Finding, bool) {
+func suspension(o flux.Object, opts *Options) (fleet.Finding, bool) {
 	fd := fleet.Finding{Kind: Suspended, Expected: "reconciling", Actual: "suspended", Message: "suspended, by whom is not recorded"}
 	if s := o.Suspension; s != nil {
 		fd.Since = s.At
@@ -367,7 +367,7 @@ func digest(rev string) string {
 
 // behindGit compares a GitRepository's artifact with the commit a checkout
 // has for the branch it tracks.
-func behindGit(o fleet.FluxObject, opts *Options) (fleet.Finding, bool) {
+func behindGit(o flux.Object, opts *Options) (fleet.Finding, bool) {
 	checkout, remote := opts.Sources[o.Namespace+"/"+o.Name], ""
 	if checkout == nil && opts.Git != nil {
 		if r, ok := opts.Git.Matches(o.URL); ok {
@@ -482,7 +482,7 @@ func Versions(nodes []*fleet.Node) []EnvVersions {
 		switch {
 		case n.Error != "":
 			k, f = "unknown", "unknown"
-		case n.Flux == nil || !n.Flux.Installed:
+		case flux.Of(n) == nil || !flux.Of(n).Installed:
 			f = "none"
 		case f == "":
 			f = "unlabelled"
@@ -502,7 +502,7 @@ func Versions(nodes []*fleet.Node) []EnvVersions {
 func Probe[C kube.Connected]() fleet.Probe[C] {
 	return fleet.NewProbe("drift", func(ctx context.Context, c C) (func(*fleet.Node), error) {
 		var (
-			charts     []fleet.FluxObject
+			charts     []flux.Object
 			version    string
 			errC, errV error
 			wg         sync.WaitGroup
@@ -512,8 +512,10 @@ func Probe[C kube.Connected]() fleet.Probe[C] {
 		wg.Wait()
 		return func(n *fleet.Node) {
 			SetFluxVersion(n, version)
-			if n.Flux != nil {
-				n.Flux.HelmCharts = charts
+			if f := flux.Of(n); f != nil {
+				read := *f
+				read.HelmCharts = charts
+				flux.Set(n, &read)
 			}
 		}, errors.Join(errC, errV)
 	})

@@ -7,7 +7,9 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -27,12 +29,14 @@ func kinds(fs []fleet.Finding) []string {
 	return out
 }
 
-func node(objects ...fleet.FluxObject) *fleet.Node {
-	return &fleet.Node{Path: "aws/a", Name: "a", Namespace: "t", DeclaredBy: "Kustomization/flux-system/flux-system",
-		Version: "v1.36.3", LiveVersion: "v1.36.3", Flux: &fleet.Flux{Installed: true, Objects: objects}}
+func node(objects ...flux.Object) *fleet.Node {
+	n := &fleet.Node{Path: "aws/a", Name: "a", Namespace: "t", Version: "v1.36.3", LiveVersion: "v1.36.3"}
+	flux.SetDeclaredBy(n, "Kustomization/flux-system/flux-system")
+	flux.Set(n, &flux.Status{Installed: true, Objects: objects})
+	return n
 }
 
-func ready(o fleet.FluxObject) fleet.FluxObject {
+func ready(o flux.Object) flux.Object {
 	o.Ready, o.Namespace = "True", "flux-system"
 	if o.Generation == 0 {
 		o.Generation, o.ObservedGeneration = 1, 1
@@ -41,26 +45,26 @@ func ready(o fleet.FluxObject) fleet.FluxObject {
 }
 
 func TestEachKindPresentAndAbsent(t *testing.T) {
-	src := ready(fleet.FluxObject{Kind: "GitRepository", Name: "flux-system", Revision: "main@sha1:bbb", URL: "https://git.example/fleet"})
+	src := ready(flux.Object{Kind: "GitRepository", Name: "flux-system", Revision: "main@sha1:bbb", URL: "https://git.example/fleet"})
 	cases := []struct {
 		name string
 		n    *fleet.Node
 		opts drift.Options
 		want []string
 	}{
-		{"clean", node(src, ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:bbb", AttemptedRevision: "main@sha1:bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
-		{"revision", node(src, ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:aaa", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, []string{"revision ks"}},
-		{"legacy revision format is the same revision", node(src, ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Revision: "main/bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
-		{"failing, not also not-ready", node(fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Revision: "main@sha1:aaa", AttemptedRevision: "main@sha1:ccc"}), drift.Options{}, []string{"failing ks"}},
-		{"not-ready", node(fleet.FluxObject{Kind: "GitRepository", Namespace: "flux-system", Name: "src", Ready: "Unknown"}), drift.Options{}, []string{"not-ready src"}},
-		{"stalled past the grace", node(ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 5 * time.Minute}, []string{"stalled ks"}},
-		{"within the grace", node(ready(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 15 * time.Minute}, nil},
-		{"suspended, and nothing else of it", node(fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Suspended: true, Revision: "x", AttemptedRevision: "y"}), drift.Options{}, []string{"suspended ks"}},
-		{"a recent suspension under --max-suspend-age", node(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &fleet.Suspension{By: "bob", At: ago(time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, nil},
-		{"an old one", node(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &fleet.Suspension{By: "alice", At: ago(100 * time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
-		{"one of unknown age", node(fleet.FluxObject{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
-		{"helm-drift", node(ready(fleet.FluxObject{Kind: "HelmRelease", Name: "hr", Drifted: &fleet.Condition{Message: "changed"}})), drift.Options{}, []string{"helm-drift hr"}},
-		{"kinds filter", node(ready(fleet.FluxObject{Kind: "HelmRelease", Name: "hr", Drifted: &fleet.Condition{}})), drift.Options{Kinds: map[fleet.DriftKind]bool{drift.Revision: true}}, nil},
+		{"clean", node(src, ready(flux.Object{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:bbb", AttemptedRevision: "main@sha1:bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
+		{"revision", node(src, ready(flux.Object{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:aaa", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, []string{"revision ks"}},
+		{"legacy revision format is the same revision", node(src, ready(flux.Object{Kind: "Kustomization", Name: "ks", Revision: "main/bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
+		{"failing, not also not-ready", node(flux.Object{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Revision: "main@sha1:aaa", AttemptedRevision: "main@sha1:ccc"}), drift.Options{}, []string{"failing ks"}},
+		{"not-ready", node(flux.Object{Kind: "GitRepository", Namespace: "flux-system", Name: "src", Ready: "Unknown"}), drift.Options{}, []string{"not-ready src"}},
+		{"stalled past the grace", node(ready(flux.Object{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 5 * time.Minute}, []string{"stalled ks"}},
+		{"within the grace", node(ready(flux.Object{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 15 * time.Minute}, nil},
+		{"suspended, and nothing else of it", node(flux.Object{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Suspended: true, Revision: "x", AttemptedRevision: "y"}), drift.Options{}, []string{"suspended ks"}},
+		{"a recent suspension under --max-suspend-age", node(flux.Object{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &ops.Suspension{By: "bob", At: ago(time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, nil},
+		{"an old one", node(flux.Object{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &ops.Suspension{By: "alice", At: ago(100 * time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
+		{"one of unknown age", node(flux.Object{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
+		{"helm-drift", node(ready(flux.Object{Kind: "HelmRelease", Name: "hr", Drifted: &flux.Condition{Message: "changed"}})), drift.Options{}, []string{"helm-drift hr"}},
+		{"kinds filter", node(ready(flux.Object{Kind: "HelmRelease", Name: "hr", Drifted: &flux.Condition{}})), drift.Options{Kinds: map[fleet.DriftKind]bool{drift.Revision: true}}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,7 +84,8 @@ func TestEachKindPresentAndAbsent(t *testing.T) {
 
 func TestClusterKinds(t *testing.T) {
 	n := node()
-	n.DeclaredBy, n.Version = "", "v1.35.0"
+	n.Version = "v1.35.0"
+	flux.SetDeclaredBy(n, "")
 	n.ControlPlane = &fleet.Replicas{Versions: []fleet.VersionCount{{Version: "v1.35.0", Replicas: 1}, {Version: "v1.36.3", Replicas: 2}}}
 	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now}))
 	want := []string{"undeclared " + n.Name, "version-skew", "version-skew"}
@@ -90,7 +95,8 @@ func TestClusterKinds(t *testing.T) {
 	eks := node()
 	eks.LiveVersion = "v1.36.3-eks-1234"
 	unreachable := &fleet.Node{Path: "aws/b", Error: "cannot reach"}
-	root := &fleet.Node{Path: "", LiveVersion: "v1.36.3", Flux: &fleet.Flux{}}
+	root := &fleet.Node{Path: "", LiveVersion: "v1.36.3"}
+	flux.Set(root, &flux.Status{})
 	if got := kinds(drift.Find([]*fleet.Node{eks, unreachable, root}, drift.Options{Now: now})); !slices.Equal(got, []string{"unreadable"}) {
 		t.Errorf("findings = %v, want only the unreachable cluster's: an EKS build is its version, the root is no CAPI Cluster", got)
 	}
@@ -109,7 +115,7 @@ func TestClusterKinds(t *testing.T) {
 func TestOCMKinds(t *testing.T) {
 	managed := func(reg ocm.Registration, mutate ...func(*fleet.Node)) *fleet.Node {
 		n := node()
-		n.DeclaredBy = ""
+		flux.SetDeclaredBy(n, "")
 		n.Edges = []fleet.Edge{{Kind: "ocm", Name: "a"}}
 		n.SetFacet(ocm.Edge, &reg)
 		for _, m := range mutate {
@@ -118,7 +124,10 @@ func TestOCMKinds(t *testing.T) {
 		return n
 	}
 	ok := ocm.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3"}
-	unreachable := func(n *fleet.Node) { n.Error, n.LiveVersion, n.Flux = "cannot reach", "", nil }
+	unreachable := func(n *fleet.Node) {
+		n.Error, n.LiveVersion = "cannot reach", ""
+		flux.Set(n, nil)
+	}
 	cases := []struct {
 		name string
 		n    *fleet.Node

@@ -57,6 +57,29 @@ type EnvFacet interface {
 	Envs() []Env
 }
 
+// PartialFacet is a facet of an integration that may have read its part
+// of the cluster in part (Flux's, when some kinds could not be listed).
+type PartialFacet interface {
+	Facet
+	// Unread says what could not be read, after the integration's name
+	// ("flux: list HelmReleases: …"); "" when all was.
+	Unread() string
+}
+
+// Unread are what the integrations could not read of the cluster, each
+// after its name, in the order of their facets' names.
+func (n *Node) Unread() []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
+		if p, ok := n.Facets[name].(PartialFacet); ok {
+			if u := p.Unread(); u != "" {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
 // Env is an environment a facet puts its cluster in.
 type Env struct{ Name, About string }
 

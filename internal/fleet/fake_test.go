@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // fakeCluster is a fleet.Cluster in memory, built fluently:
@@ -18,7 +19,7 @@ type fakeCluster struct {
 	children []fleet.Child
 	targets  map[string]*fakeCluster
 	failures map[string]error
-	flux     *fleet.Flux
+	flux     *flux.Status
 	fluxErr  error
 	listErr  error
 	// endpoint, when set, is the fake's Endpoint; else its id.
@@ -122,7 +123,7 @@ func (g *gauge) enter() func() {
 }
 
 func newFake(id string) *fakeCluster {
-	return &fakeCluster{id: id, targets: map[string]*fakeCluster{}, failures: map[string]error{}, flux: &fleet.Flux{Installed: true, Objects: []fleet.FluxObject{}}}
+	return &fakeCluster{id: id, targets: map[string]*fakeCluster{}, failures: map[string]error{}, flux: &flux.Status{Installed: true, Objects: []flux.Object{}}}
 }
 
 func key(c fleet.Child) string { return c.Namespace + "/" + c.Name }
@@ -141,7 +142,7 @@ func (f *fakeCluster) failing(c fleet.Child, err error) *fakeCluster {
 	return f
 }
 
-func (f *fakeCluster) withFlux(objs ...fleet.FluxObject) *fakeCluster {
+func (f *fakeCluster) withFlux(objs ...flux.Object) *fakeCluster {
 	f.flux.Objects = append(f.flux.Objects, objs...)
 	return f
 }
@@ -212,13 +213,13 @@ func (f *fakeCluster) Close() {
 func fluxProbe() fleet.Probe[*fakeCluster] {
 	return fleet.NewProbe("flux", func(ctx context.Context, f *fakeCluster) (func(*fleet.Node), error) {
 		defer f.call(ctx)()
-		out := &fleet.Flux{Error: ""}
+		out := &flux.Status{Error: ""}
 		if f.fluxErr != nil {
 			out.Error = f.fluxErr.Error()
 		} else {
 			*out = *f.flux
 		}
-		return func(n *fleet.Node) { n.Flux = out }, nil
+		return func(n *fleet.Node) { flux.Set(n, out) }, nil
 	})
 }
 

@@ -47,11 +47,6 @@ type Column struct {
 	// is the line it follows: a core line ("Nodes") or another column's
 	// Title ("Flux"); empty, before the nodes.
 	Title, DescribeAfter string
-	// Unread is what the integration could not read of a cluster that
-	// was read ("flux: list HelmReleases: …"), "" for nothing: a line
-	// under the cluster before the probes' errors, and in the list's
-	// ERROR cell.
-	Unread func(n *Node) string
 	// Problems are lines under the cluster in the tree, after the
 	// probes' errors, that drift's findings take the place of when they
 	// are drawn (they include them): a Flux object that is not ready.
@@ -63,8 +58,9 @@ type Column struct {
 	// parent do to it (Flux objects that apply to it).
 	ParentLines func(n *Node) [][]Span
 	// Section is a section of describe, after the CAPI objects: its
-	// title and items; none when there are no items.
-	Section func(n *Node) (title string, items []Item)
+	// title and items; none when there are no items. part gives the
+	// description's parts by key (the provider's own, provider.Explainer).
+	Section func(n *Node, part func(key string) any) (title string, items []Item)
 }
 
 // Item is a line of a section and the items drawn below it as a tree.
@@ -89,6 +85,8 @@ const (
 	StyleWarn
 	StyleBad
 	StyleDim
+	// StyleBold is a name's, a header's.
+	StyleBold
 )
 
 // Styled is a line of one span.

@@ -107,7 +107,6 @@ type Child struct {
 	Available       string
 	ControlPlane    *Replicas
 	Workers         *Replicas
-	DeclaredBy      string
 	Labels          map[string]string
 	// KubeconfigSecret is the name of the Secret, in Namespace, that holds
 	// the child's kubeconfig.
@@ -621,7 +620,6 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 		Available:        c.Available,
 		ControlPlane:     c.ControlPlane,
 		Workers:          c.Workers,
-		DeclaredBy:       c.DeclaredBy,
 		Labels:           c.Labels,
 		KubeconfigSecret: c.KubeconfigSecret,
 		Edges:            c.Edges,

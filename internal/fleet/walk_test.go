@@ -90,7 +90,7 @@ func TestWalkVisitsEveryLevelInStableOrder(t *testing.T) {
 		t.Errorf("%d incomplete nodes, want 0", got)
 	}
 	aws := node.Children[0]
-	if aws.Name != "aws" || aws.Namespace != "masters" || aws.Provider != "aws" || aws.LiveVersion != "v1.36.3" || aws.Flux == nil {
+	if aws.Name != "aws" || aws.Namespace != "masters" || aws.Provider != "aws" || aws.LiveVersion != "v1.36.3" || flux.Of(aws) == nil {
 		t.Errorf("aws node not filled from its Cluster and connection: %+v", aws)
 	}
 }
@@ -104,7 +104,7 @@ func TestWalkKeepsGoingPastBrokenClusters(t *testing.T) {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 	aws := node.Children[0]
-	if aws.Error != "secret masters/aws-kubeconfig not found" || aws.Flux != nil || len(aws.Children) != 0 {
+	if aws.Error != "secret masters/aws-kubeconfig not found" || flux.Of(aws) != nil || len(aws.Children) != 0 {
 		t.Errorf("broken cluster = %+v, want its error, no flux and no children", aws)
 	}
 	if got := incomplete(node); got != 1 {
@@ -385,8 +385,8 @@ func TestWalkKeepsFluxErrorsOnTheNode(t *testing.T) {
 	aws.fluxErr = errors.New("list HelmReleases: forbidden")
 	node := walk(t, newFake("mom").with(master("aws"), aws), fleet.Options{Depth: -1})
 	got := node.Children[0]
-	if got.Error != "" || got.Flux == nil || got.Flux.Error != "list HelmReleases: forbidden" {
-		t.Errorf("node = error %q, flux %+v; want no node error and the flux error", got.Error, got.Flux)
+	if got.Error != "" || flux.Of(got) == nil || flux.Of(got).Error != "list HelmReleases: forbidden" {
+		t.Errorf("node = error %q, flux %+v; want no node error and the flux error", got.Error, flux.Of(got))
 	}
 	if !got.Incomplete() {
 		t.Error("a cluster whose Flux objects could not all be listed is not incomplete")
@@ -398,18 +398,18 @@ func TestWalkFindsFluxObjectsThatApplyToAChild(t *testing.T) {
 		with(tenant("team-a", "tenants"), newFake("team-a")).
 		with(tenant("team-b", "tenants"), newFake("team-b")).
 		withFlux(
-			fleet.FluxObject{Kind: "Kustomization", Namespace: "tenants", Name: "team-a-addons", KubeConfigSecret: "team-a-kubeconfig", Ready: "True"},
-			fleet.FluxObject{Kind: "Kustomization", Namespace: "other", Name: "elsewhere", KubeConfigSecret: "team-b-kubeconfig", Ready: "True"},
-			fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: "local", Ready: "True"},
+			flux.Object{Kind: "Kustomization", Namespace: "tenants", Name: "team-a-addons", KubeConfigSecret: "team-a-kubeconfig", Ready: "True"},
+			flux.Object{Kind: "Kustomization", Namespace: "other", Name: "elsewhere", KubeConfigSecret: "team-b-kubeconfig", Ready: "True"},
+			flux.Object{Kind: "Kustomization", Namespace: "flux-system", Name: "local", Ready: "True"},
 		)
 	node := walk(t, newFake("mom").with(master("aws"), aws), fleet.Options{Depth: -1, Linkers: []fleet.Linker{flux.Linker{}}})
 	teamA, teamB := node.Children[0].Children[0], node.Children[0].Children[1]
-	if len(teamA.AppliedFrom) != 1 || teamA.AppliedFrom[0].Name != "team-a-addons" {
-		t.Errorf("team-a applied from %+v, want team-a-addons", teamA.AppliedFrom)
+	if len(flux.AppliedFrom(teamA)) != 1 || flux.AppliedFrom(teamA)[0].Name != "team-a-addons" {
+		t.Errorf("team-a applied from %+v, want team-a-addons", flux.AppliedFrom(teamA))
 	}
 	// A secretRef is local to the Flux object's namespace: "other" holds no team-b-kubeconfig.
-	if len(teamB.AppliedFrom) != 0 {
-		t.Errorf("team-b applied from %+v, want nothing", teamB.AppliedFrom)
+	if len(flux.AppliedFrom(teamB)) != 0 {
+		t.Errorf("team-b applied from %+v, want nothing", flux.AppliedFrom(teamB))
 	}
 }
 
@@ -487,7 +487,7 @@ func TestWalkRecordsProbeErrorsAndKeepsTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	aws := res.Root.Children[0]
-	if aws.Error != "" || aws.Flux == nil || aws.LiveVersion == "" {
+	if aws.Error != "" || flux.Of(aws) == nil || aws.LiveVersion == "" {
 		t.Errorf("aws = %+v, want it read but for the failing probe", aws)
 	}
 	if diff := cmp.Diff(map[string]string{"nodes": "list nodes: forbidden"}, aws.ProbeErrors); diff != "" {

@@ -6,8 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
 // FuzzFluxObjects: a list of any listed Flux kind, as a hostile apiserver
@@ -36,7 +34,7 @@ func FuzzFluxObjects(f *testing.F) {
 		}
 		fromU := k.newList()
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, fromU) == nil {
-			Summarize(&fleet.Flux{Objects: k.items(fromU)})
+			Summarize(&Status{Objects: k.items(fromU)})
 		}
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 )
 
@@ -33,7 +32,7 @@ type Kind struct {
 	Owner bool
 
 	newList func() client.ObjectList
-	items   func(client.ObjectList) []fleet.FluxObject
+	items   func(client.ObjectList) []Object
 }
 
 // Kinds is the registry, in the order kinds are listed and acted on. It is
@@ -190,7 +189,7 @@ func gvk(kind string) (schema.GroupVersionKind, error) {
 // Decode reads a list of the kind, as JSON (a list the apiserver sent, or
 // {"items": [OBJECT]} around one object of a watch event), as the walk
 // reads its own lists.
-func (k Kind) Decode(list []byte) ([]fleet.FluxObject, error) {
+func (k Kind) Decode(list []byte) ([]Object, error) {
 	if k.newList == nil || !k.Listed {
 		return nil, fmt.Errorf("%s is not a kind the walk lists", k.Name)
 	}

@@ -4,7 +4,7 @@ import "github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 
 // Linker links Flux objects to the clusters their spec.kubeConfig
 // reaches (the remote-cluster technique): on each child, the parent's
-// objects that apply to it (Node.AppliedFrom), known from the parent even
+// objects that apply to it (AppliedFrom), known from the parent even
 // when the child cannot be reached.
 type Linker struct{}
 
@@ -14,24 +14,32 @@ var _ fleet.Linker = Linker{}
 func (Linker) Listed(*fleet.Node, []fleet.Child, []string, map[string]error) {}
 
 // Link records, on every cluster below root, the Flux objects of its
-// parent that apply to it.
+// parent that apply to it; and gives every cluster a Flux status, nil
+// where the walk could not read one, so that "flux" is in every node's
+// JSON.
 func (Linker) Link(root *fleet.Node) {
-	root.Walk(LinkChildren)
+	root.Walk(func(n *fleet.Node) {
+		if n.Facet(facetStatus) == nil {
+			Set(n, nil)
+		}
+		LinkChildren(n)
+	})
 }
 
 // LinkChildren records again which Flux objects of n apply to each of its
 // children: all that a change of n's Flux objects can change. A
 // secretRef is local to the object's namespace.
 func LinkChildren(n *fleet.Node) {
+	f := Of(n)
 	for _, c := range n.Children {
-		c.AppliedFrom = nil
-		if n.Flux == nil {
-			continue
-		}
-		for _, o := range n.Flux.Objects {
-			if o.AppliesTo(c) {
-				c.AppliedFrom = append(c.AppliedFrom, o)
+		var applied []Object
+		if f != nil {
+			for _, o := range f.Objects {
+				if o.AppliesTo(c) {
+					applied = append(applied, o)
+				}
 			}
 		}
+		SetAppliedFrom(c, applied)
 	}
 }

@@ -10,23 +10,25 @@ import (
 // spec.kubeConfig names the child's kubeconfig Secret in its namespace, as
 // the walk does, and forgets those that no longer do.
 func TestLinkChildren(t *testing.T) {
-	a := &fleet.Node{Name: "a", Namespace: "tenants", KubeconfigSecret: "a-kubeconfig", AppliedFrom: []fleet.FluxObject{{Name: "stale"}}}
+	a := &fleet.Node{Name: "a", Namespace: "tenants", KubeconfigSecret: "a-kubeconfig"}
+	SetAppliedFrom(a, []Object{{Name: "stale"}})
 	b := &fleet.Node{Name: "b", Namespace: "tenants", KubeconfigSecret: "b-kubeconfig"}
-	parent := &fleet.Node{Children: []*fleet.Node{a, b}, Flux: &fleet.Flux{Objects: []fleet.FluxObject{
+	parent := &fleet.Node{Children: []*fleet.Node{a, b}}
+	Set(parent, &Status{Objects: []Object{
 		{Kind: "Kustomization", Namespace: "tenants", Name: "a-addons", KubeConfigSecret: "a-kubeconfig"},
 		{Kind: "Kustomization", Namespace: "other", Name: "elsewhere", KubeConfigSecret: "b-kubeconfig"},
 		{Kind: "Kustomization", Namespace: "tenants", Name: "local"},
-	}}}
+	}})
 	LinkChildren(parent)
-	if len(a.AppliedFrom) != 1 || a.AppliedFrom[0].Name != "a-addons" {
-		t.Errorf("a applied from %v; want a-addons alone", a.AppliedFrom)
+	if len(AppliedFrom(a)) != 1 || AppliedFrom(a)[0].Name != "a-addons" {
+		t.Errorf("a applied from %v; want a-addons alone", AppliedFrom(a))
 	}
-	if len(b.AppliedFrom) != 0 {
-		t.Errorf("b applied from %v; want nothing (a Secret of another namespace)", b.AppliedFrom)
+	if len(AppliedFrom(b)) != 0 {
+		t.Errorf("b applied from %v; want nothing (a Secret of another namespace)", AppliedFrom(b))
 	}
-	parent.Flux = nil
+	Set(parent, nil)
 	LinkChildren(parent)
-	if a.AppliedFrom != nil {
-		t.Errorf("without Flux objects a applied from %v", a.AppliedFrom)
+	if AppliedFrom(a) != nil {
+		t.Errorf("without Flux objects a applied from %v", AppliedFrom(a))
 	}
 }

@@ -39,18 +39,18 @@ func (Operations) Kinds() []ops.Kind {
 // Select picks the selected Flux objects on n, and fails each selected
 // kind the walk could not list there.
 func (a Operations) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.Selection) {
-	if n.Flux == nil {
+	if Of(n) == nil {
 		return
 	}
-	for _, kind := range slices.Sorted(maps.Keys(n.Flux.Unread)) {
+	for _, kind := range slices.Sorted(maps.Keys(Of(n).Unread)) {
 		if sel.Kinds[kind] {
-			p.Unreached = append(p.Unreached, ops.Unlisted(n, kind, n.Flux.Unread[kind]))
+			p.Unreached = append(p.Unreached, ops.Unlisted(n, kind, Of(n).Unread[kind]))
 		}
 	}
 	c := w.Client(n)
 	group := groups()
-	for i := range n.Flux.Objects {
-		fo := &n.Flux.Objects[i]
+	for i := range Of(n).Objects {
+		fo := &Of(n).Objects[i]
 		o := ops.Object{Group: group[fo.Kind], Kind: fo.Kind, Namespace: fo.Namespace, Name: fo.Name, Labels: fo.Labels, Suspended: fo.Suspended, Suspension: fo.Suspension}
 		switch {
 		case !sel.Matches(&o):
@@ -74,7 +74,7 @@ func groups() map[string]string {
 
 // heldMessage says why a foreign suspended object is not resumed, and who
 // suspended it, as far as its annotations say.
-func heldMessage(o *fleet.FluxObject) string {
+func heldMessage(o *Object) string {
 	who := "suspended without kubectl fleet's annotations (who did is not recorded)"
 	if s := o.Suspension; s != nil && s.By != "" {
 		who = "suspended by " + s.By + " (flux-operator's annotation), not by kubectl fleet"

@@ -14,16 +14,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // Annotations that suspend writes and resume clears: who suspended an
 // object, why and when, for the next person who finds it suspended.
 const (
-	SuspendedByAnnotation      = fleet.SuspendedByAnnotation
-	SuspendReasonAnnotation    = fleet.SuspendReasonAnnotation
-	SuspendedAtAnnotation      = fleet.SuspendedAtAnnotation
+	SuspendedByAnnotation      = ops.SuspendedByAnnotation
+	SuspendReasonAnnotation    = ops.SuspendReasonAnnotation
+	SuspendedAtAnnotation      = ops.SuspendedAtAnnotation
 	kustomizeControllerManager = "kustomize-controller"
 	// FieldManager is the field manager of every write: managedFields say
 	// which fields kubectl fleet set.
@@ -199,7 +199,7 @@ func Suspend(ctx context.Context, c client.Client, ref Ref, actor, reason string
 		if err := unstructured.SetNestedField(obj.Object, true, "spec", "suspend"); err != nil {
 			return false, err
 		}
-		obj.SetAnnotations(fleet.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
+		obj.SetAnnotations(ops.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
 		return true, nil
 	})
 	if err != nil {
@@ -218,7 +218,7 @@ func Resume(ctx context.Context, c client.Client, ref Ref, now time.Time) (chang
 			return false, nil
 		}
 		unstructured.RemoveNestedField(obj.Object, "spec", "suspend")
-		ann := fleet.ClearSuspension(obj.GetAnnotations())
+		ann := ops.ClearSuspension(obj.GetAnnotations())
 		ann[fluxmeta.ReconcileRequestAnnotation] = token
 		obj.SetAnnotations(ann)
 		return true, nil

@@ -20,7 +20,7 @@ func Columns() []fleet.Column {
 			Header: "FLUX", After: "WORKERS", Always: true,
 			Cell: summary, ListCell: count,
 			Title: "Flux", DescribeAfter: "Nodes", Describe: describeLine,
-			Unread: unread, Problems: problems, ParentLines: appliedFrom,
+			Problems: problems, ParentLines: appliedFrom, Section: section,
 		},
 		{Header: "REVISION", After: "FLUX", Always: true, Wide: true, Cell: revision},
 		{Header: "DECLARED BY", After: "REVISION", Always: true, Wide: true, Cell: declaredBy},
@@ -31,7 +31,7 @@ func Columns() []fleet.Column {
 // summary is the tree's cell: the ready and total Kustomizations and
 // HelmReleases, how many objects are suspended, and whether a list failed.
 func summary(n *fleet.Node) (string, fleet.Health) {
-	f := n.Flux
+	f := Of(n)
 	switch {
 	case f == nil:
 		return "", fleet.HealthNone
@@ -68,7 +68,7 @@ func summary(n *fleet.Node) (string, fleet.Health) {
 
 // count is the list's cell: ready of all Kustomizations and HelmReleases.
 func count(n *fleet.Node) (string, fleet.Health) {
-	f := n.Flux
+	f := Of(n)
 	switch {
 	case f == nil:
 		return "", fleet.HealthNone
@@ -99,37 +99,30 @@ func describeLine(n *fleet.Node) (string, fleet.Health, string) {
 }
 
 func revision(n *fleet.Node) (string, fleet.Health) {
-	if n.Flux == nil {
-		return "", fleet.HealthNone
+	if f := Of(n); f != nil {
+		return f.Revision, fleet.HealthNone
 	}
-	return n.Flux.Revision, fleet.HealthNone
+	return "", fleet.HealthNone
 }
 
-func declaredBy(n *fleet.Node) (string, fleet.Health) { return n.DeclaredBy, fleet.HealthNone }
+func declaredBy(n *fleet.Node) (string, fleet.Health) { return DeclaredByOf(n), fleet.HealthNone }
 
 func suspendedCount(n *fleet.Node) (string, fleet.Health) {
-	if n.Flux == nil {
-		return "", fleet.HealthNone
+	if f := Of(n); f != nil {
+		return fmt.Sprint(f.Suspended), fleet.HealthNone
 	}
-	return fmt.Sprint(n.Flux.Suspended), fleet.HealthNone
-}
-
-// unread is which Flux lists of a cluster that was read failed.
-func unread(n *fleet.Node) string {
-	if n.Flux == nil || n.Flux.Error == "" {
-		return ""
-	}
-	return "flux: " + n.Flux.Error
+	return "", fleet.HealthNone
 }
 
 // problems are the cluster's Flux objects that are suspended or not
 // ready.
 func problems(n *fleet.Node) [][]fleet.Span {
-	if n.Flux == nil {
+	f := Of(n)
+	if f == nil {
 		return nil
 	}
 	var out [][]fleet.Span
-	for _, o := range n.Flux.Objects {
+	for _, o := range f.Objects {
 		id := o.Kind + " " + o.Namespace + "/" + o.Name
 		switch {
 		case o.Suspended:
@@ -149,7 +142,7 @@ func problems(n *fleet.Node) [][]fleet.Span {
 // cluster through spec.kubeConfig.
 func appliedFrom(n *fleet.Node) [][]fleet.Span {
 	var out [][]fleet.Span
-	for _, o := range n.AppliedFrom {
+	for _, o := range AppliedFrom(n) {
 		state := "ready"
 		if !o.IsReady() {
 			state = "not ready"
@@ -158,6 +151,52 @@ func appliedFrom(n *fleet.Node) [][]fleet.Span {
 			state = "suspended"
 		}
 		out = append(out, fleet.Styled(fleet.StyleDim, fmt.Sprintf("← %s %s/%s on the parent applies here (spec.kubeConfig), %s", o.Kind, o.Namespace, o.Name, state)))
+	}
+	return out
+}
+
+// section is describe's "Flux objects": the tree of DescribePart.
+func section(_ *fleet.Node, part func(string) any) (string, []fleet.Item) {
+	tree, _ := part(facetStatus).([]*Item)
+	if len(tree) == 0 {
+		return "Flux objects", []fleet.Item{{Line: fleet.Styled(fleet.StyleDim, "none")}}
+	}
+	items := make([]fleet.Item, len(tree))
+	for i, it := range tree {
+		items[i] = sectionItem(it)
+	}
+	return "Flux objects", items
+}
+
+func sectionItem(it *Item) fleet.Item {
+	line := []fleet.Span{{Text: it.Kind + " " + it.Namespace + "/" + it.Name, Style: fleet.StyleBold}, {Text: "  "}}
+	switch {
+	case it.Suspended:
+		line = append(line, fleet.Span{Text: "suspended", Style: fleet.StyleWarn})
+	case it.IsReady():
+		line = append(line, fleet.Span{Text: "ready", Style: fleet.StyleGood})
+	default:
+		msg := "not ready"
+		if it.Message != "" {
+			msg += ": " + it.Message
+		}
+		line = append(line, fleet.Span{Text: msg, Style: fleet.StyleBad})
+	}
+	if it.Revision != "" {
+		line = append(line, fleet.Span{Text: "  " + it.Revision})
+	}
+	if len(it.DependsOn) > 0 {
+		line = append(line, fleet.Span{Text: "  after " + strings.Join(it.DependsOn, ", "), Style: fleet.StyleDim})
+	}
+	switch {
+	case it.AppliesTo != "":
+		line = append(line, fleet.Span{Text: "  "}, fleet.Span{Text: "→ " + fleet.DisplayPath(it.AppliesTo), Style: fleet.StyleBold})
+	case it.Remote:
+		line = append(line, fleet.Span{Text: "  "}, fleet.Span{Text: "→ secret " + it.KubeConfigSecret + " (no Cluster of this cluster)", Style: fleet.StyleWarn})
+	}
+	out := fleet.Item{Line: line}
+	for _, c := range it.Children {
+		out.Children = append(out.Children, sectionItem(c))
 	}
 	return out
 }

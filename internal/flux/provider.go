@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
@@ -16,6 +17,7 @@ var (
 	_ provider.Operator  = Provider{}
 	_ provider.Linking   = Provider{}
 	_ provider.Presenter = Provider{}
+	_ provider.Explainer = Provider{}
 )
 
 // NewProvider returns the Flux provider.
@@ -34,6 +36,12 @@ func (Provider) Operations() ops.Adapter { return Operations{} }
 
 // Columns are Flux's columns, lines and describe line (Columns).
 func (Provider) Columns() []fleet.Column { return Columns() }
+
+// DescribePart is the cluster's Flux objects as a tree, "flux" in
+// describe's JSON (Tree).
+func (Provider) DescribePart(n *fleet.Node, children []*fleet.Node) describe.Part {
+	return describe.Part{Key: facetStatus, Value: Tree(n, children)}
+}
 
 // Linker links Flux objects to the clusters their spec.kubeConfig reaches.
 func (Provider) Linker() fleet.Linker { return Linker{} }

@@ -19,24 +19,25 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // Probe reads the Flux status of every cluster the walk reaches: every
 // listed kind at once, in every namespace.
 func Probe[C kube.Connected]() fleet.Probe[C] {
 	return fleet.NewProbe("flux", func(ctx context.Context, c C) (func(*fleet.Node), error) {
-		// A kind that could not be listed is recorded in Flux.Error, beside
+		// A kind that could not be listed is recorded in Status.Error, beside
 		// what was read: the cluster was read in part, not not at all.
-		f, _ := Status(ctx, c.Kube())
-		return func(n *fleet.Node) { n.Flux = f }, nil
+		f, _ := Read(ctx, c.Kube())
+		return func(n *fleet.Node) { Set(n, f) }, nil
 	})
 }
 
-// Status lists the Flux objects of every namespace through c, every listed
+// Read lists the Flux objects of every namespace through c, every listed
 // kind at once, and sums them up. A kind the cluster does not serve is
 // skipped; an error reading one kind does not stop the others, and is
-// returned, and recorded in Flux.Error, with what could be read.
-func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
+// returned, and recorded in Status.Error, with what could be read.
+func Read(ctx context.Context, c *kube.Conn) (*Status, error) {
 	kinds := ListedKinds()
 	lists := make([]client.ObjectList, len(kinds))
 	errs := make([]error, len(kinds))
@@ -44,7 +45,7 @@ func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
 		lists[i] = k.newList()
 	}
 	fleet.Parallel(len(kinds), func(i int) { errs[i] = c.List(ctx, lists[i]) })
-	out := &fleet.Flux{Objects: []fleet.FluxObject{}}
+	out := &Status{Objects: []Object{}}
 	var failed []error
 	for i, k := range kinds {
 		switch {
@@ -70,7 +71,7 @@ func Status(ctx context.Context, c *kube.Conn) (*fleet.Flux, error) {
 }
 
 // Summarize sorts f.Objects and derives the counts and the revision from them.
-func Summarize(f *fleet.Flux) {
+func Summarize(f *Status) {
 	sort.SliceStable(f.Objects, func(i, j int) bool {
 		a, b := f.Objects[i], f.Objects[j]
 		if a.Kind != b.Kind {
@@ -133,18 +134,18 @@ const fluxOperatorSuspendedBy = "fluxcd.controlplane.io/suspendedBy"
 // driftedCondition is helm-controller's drift detection condition.
 const driftedCondition = "Drifted"
 
-func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, revision string, observed int64) fleet.FluxObject {
-	o := fleet.FluxObject{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision, Labels: meta.Labels,
+func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, revision string, observed int64) Object {
+	o := Object{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision, Labels: meta.Labels,
 		Generation: meta.Generation, ObservedGeneration: observed}
 	if c := apimeta.FindStatusCondition(conds, fluxmeta.ReadyCondition); c != nil {
 		o.Ready, o.Message, o.ReadyReason, o.ReadySince = string(c.Status), c.Message, c.Reason, timestamp(c.LastTransitionTime)
 	}
 	if c := apimeta.FindStatusCondition(conds, driftedCondition); c != nil && c.Status == metav1.ConditionTrue {
-		o.Drifted = &fleet.Condition{Reason: c.Reason, Message: c.Message, Since: timestamp(c.LastTransitionTime)}
+		o.Drifted = &Condition{Reason: c.Reason, Message: c.Message, Since: timestamp(c.LastTransitionTime)}
 	}
 	a := meta.Annotations
 	if by := a[SuspendedByAnnotation] + a[SuspendReasonAnnotation] + a[SuspendedAtAnnotation] + a[fluxOperatorSuspendedBy]; by != "" {
-		o.Suspension = &fleet.Suspension{By: a[SuspendedByAnnotation], Reason: a[SuspendReasonAnnotation], At: a[SuspendedAtAnnotation],
+		o.Suspension = &ops.Suspension{By: a[SuspendedByAnnotation], Reason: a[SuspendReasonAnnotation], At: a[SuspendedAtAnnotation],
 			Fleet: a[SuspendedByAnnotation] != "" || a[SuspendedAtAnnotation] != ""}
 		if o.Suspension.By == "" {
 			o.Suspension.By = a[fluxOperatorSuspendedBy]
@@ -182,8 +183,8 @@ func fullRef(kind, namespace, name, defaultNamespace string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-func kustomizations(l client.ObjectList) []fleet.FluxObject {
-	var out []fleet.FluxObject
+func kustomizations(l client.ObjectList) []Object {
+	var out []Object
 	for _, x := range l.(*kustomizev1.KustomizationList).Items {
 		o := object(kustomizev1.KustomizationKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.LastAppliedRevision, x.Status.ObservedGeneration)
 		s := x.Spec.SourceRef
@@ -211,8 +212,8 @@ func dependsOn(deps []fluxmeta.DependencyReference, namespace string) []string {
 	return out
 }
 
-func helmReleases(l client.ObjectList) []fleet.FluxObject {
-	var out []fleet.FluxObject
+func helmReleases(l client.ObjectList) []Object {
+	var out []Object
 	for _, x := range l.(*helmv2.HelmReleaseList).Items {
 		rev := x.Status.LastAttemptedRevision
 		if h := x.Status.History.Latest(); h != nil {
@@ -244,7 +245,7 @@ func helmReleases(l client.ObjectList) []fleet.FluxObject {
 }
 
 // source is a source object with its artifact.
-func source(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, a *fluxmeta.Artifact, observed int64) fleet.FluxObject {
+func source(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, a *fluxmeta.Artifact, observed int64) Object {
 	if a == nil {
 		return object(kind, meta, conds, suspended, "", observed)
 	}
@@ -253,8 +254,8 @@ func source(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspe
 	return o
 }
 
-func gitRepositories(l client.ObjectList) []fleet.FluxObject {
-	var out []fleet.FluxObject
+func gitRepositories(l client.ObjectList) []Object {
+	var out []Object
 	for _, x := range l.(*sourcev1.GitRepositoryList).Items {
 		o := source(sourcev1.GitRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
 		o.URL = x.Spec.URL
@@ -266,24 +267,24 @@ func gitRepositories(l client.ObjectList) []fleet.FluxObject {
 	return out
 }
 
-func ociRepositories(l client.ObjectList) []fleet.FluxObject {
-	var out []fleet.FluxObject
+func ociRepositories(l client.ObjectList) []Object {
+	var out []Object
 	for _, x := range l.(*sourcev1.OCIRepositoryList).Items {
 		out = append(out, source(sourcev1.OCIRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
 	}
 	return out
 }
 
-func helmRepositories(l client.ObjectList) []fleet.FluxObject {
-	var out []fleet.FluxObject
+func helmRepositories(l client.ObjectList) []Object {
+	var out []Object
 	for _, x := range l.(*sourcev1.HelmRepositoryList).Items {
 		out = append(out, source(sourcev1.HelmRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
 	}
 	return out
 }
 
-func helmCharts(l client.ObjectList) []fleet.FluxObject {
-	var out []fleet.FluxObject
+func helmCharts(l client.ObjectList) []Object {
+	var out []Object
 	for _, x := range l.(*sourcev1.HelmChartList).Items {
 		out = append(out, source(sourcev1.HelmChartKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
 	}
@@ -292,7 +293,7 @@ func helmCharts(l client.ObjectList) []fleet.FluxObject {
 
 // HelmCharts lists the HelmCharts of every namespace through c: the
 // artifacts HelmReleases apply. A cluster that does not serve them has none.
-func HelmCharts(ctx context.Context, c *kube.Conn) ([]fleet.FluxObject, error) {
+func HelmCharts(ctx context.Context, c *kube.Conn) ([]Object, error) {
 	k, _ := KindNamed(sourcev1.HelmChartKind)
 	list := k.NewList()
 	if err := c.List(ctx, list); err != nil {

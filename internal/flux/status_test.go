@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 func ready(ok bool, msg string) []metav1.Condition {
@@ -65,11 +66,11 @@ func newClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) cli
 }
 
 func TestStatusSumsUpEveryKind(t *testing.T) {
-	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, interceptor.Funcs{}, fluxObjects()...), "https://test.example"))
+	got, err := flux.Read(context.Background(), kube.NewConnForClient(newClient(t, interceptor.Funcs{}, fluxObjects()...), "https://test.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &fleet.Flux{
+	want := &flux.Status{
 		Installed:      true,
 		Kustomizations: fleet.Count{Ready: 2, Total: 3},
 		HelmReleases:   fleet.Count{Ready: 1, Total: 1},
@@ -77,7 +78,7 @@ func TestStatusSumsUpEveryKind(t *testing.T) {
 		// Two Kustomizations applied 2222222, but one of them is failing: the
 		// ready ones are split 1:1 and the smaller revision wins the tie.
 		Revision: "main@sha1:1111111",
-		Objects: []fleet.FluxObject{
+		Objects: []flux.Object{
 			{Kind: "GitRepository", Namespace: "flux-system", Name: "flux-system", Ready: "True", Revision: "main@sha1:1111111"},
 			{Kind: "HelmRelease", Namespace: "flux-system", Name: "ingress", Ready: "True", Revision: "4.11.2", SourceRef: "HelmRepository/charts"},
 			{Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Ready: "False", Message: "path not found", Revision: "main@sha1:2222222", SourceRef: "GitRepository/flux-system",
@@ -99,7 +100,7 @@ func TestStatusOfAClusterWithoutFlux(t *testing.T) {
 	noFlux := interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 		return &apimeta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "toolkit.fluxcd.io", Kind: "Any"}}
 	}}
-	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, noFlux), "https://test.example"))
+	got, err := flux.Read(context.Background(), kube.NewConnForClient(newClient(t, noFlux), "https://test.example"))
 	if err != nil || got.Installed || len(got.Objects) != 0 {
 		t.Errorf("Status = %+v, %v; want not installed, no error", got, err)
 	}
@@ -112,7 +113,7 @@ func TestStatusKeepsWhatItCouldReadWhenOneKindFails(t *testing.T) {
 		}
 		return c.List(ctx, list, opts...)
 	}}
-	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, noHelm, fluxObjects()...), "https://test.example"))
+	got, err := flux.Read(context.Background(), kube.NewConnForClient(newClient(t, noHelm, fluxObjects()...), "https://test.example"))
 	if !apierrors.IsForbidden(err) || !strings.Contains(got.Error, "list HelmReleases") {
 		t.Fatalf("Status error = %v (model: %q); want the HelmReleases' forbidden error in both", err, got.Error)
 	}
@@ -137,16 +138,16 @@ func TestStatusReadsWhatDriftNeeds(t *testing.T) {
 		Spec: helmv2.HelmReleaseSpec{Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: "ingress", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}}},
 		Status: helmv2.HelmReleaseStatus{HelmChart: "flux-system/apps-ingress",
 			Conditions: []metav1.Condition{{Type: "Drifted", Status: metav1.ConditionTrue, Message: "changed", LastTransitionTime: since}}}}
-	got, err := flux.Status(context.Background(), kube.NewConnForClient(newClient(t, interceptor.Funcs{}, ks, other, hr), "https://test.example"))
+	got, err := flux.Read(context.Background(), kube.NewConnForClient(newClient(t, interceptor.Funcs{}, ks, other, hr), "https://test.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs := map[string]fleet.FluxObject{}
+	objs := map[string]flux.Object{}
 	for _, o := range got.Objects {
 		objs[o.Name] = o
 	}
 	o := objs["ours"]
-	if o.Suspension == nil || *o.Suspension != (fleet.Suspension{Fleet: true, By: "alice", Reason: "incident", At: "2026-11-01T00:00:00Z"}) ||
+	if o.Suspension == nil || *o.Suspension != (ops.Suspension{Fleet: true, By: "alice", Reason: "incident", At: "2026-11-01T00:00:00Z"}) ||
 		o.Generation != 3 || o.ObservedGeneration != 2 || o.AttemptedRevision != "main@sha1:2" || o.ReadyReason != "BuildFailed" ||
 		o.ReadySince != "2026-11-01T00:00:00Z" || o.Path != "./apps" || o.ArtifactSource != "GitRepository/flux-system/flux-system" {
 		t.Errorf("ours = %+v", o)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
@@ -44,8 +45,8 @@ func Plan(res *fleet.Result[*reach.Cluster], cfg PlanConfig) ([]Cluster, map[str
 		switch {
 		case n.Error != "":
 			unreadable[n.Path] = n.Error
-		case n.Flux != nil && n.Flux.Error != "":
-			unreadable[n.Path] = "cannot list its Flux objects: " + n.Flux.Error
+		case flux.Of(n) != nil && flux.Of(n).Error != "":
+			unreadable[n.Path] = "cannot list its Flux objects: " + flux.Of(n).Error
 		}
 	}
 	seen := map[types.NamespacedName]bool{}
@@ -53,12 +54,12 @@ func Plan(res *fleet.Result[*reach.Cluster], cfg PlanConfig) ([]Cluster, map[str
 	var errs []error
 	res.Root.Walk(func(n *fleet.Node) {
 		conn, ok := res.Conn(n)
-		if !ok || n.Flux == nil {
+		if !ok || flux.Of(n) == nil {
 			return
 		}
 		targets := map[types.NamespacedName]string{}
 		var keys []types.NamespacedName
-		for _, obj := range n.Flux.Objects {
+		for _, obj := range flux.Of(n).Objects {
 			if obj.Kind != kustomizev1.KustomizationKind {
 				continue
 			}
@@ -105,7 +106,7 @@ func Plan(res *fleet.Result[*reach.Cluster], cfg PlanConfig) ([]Cluster, map[str
 // remoteTarget is the fleet path of the cluster obj, on n, applies to: n
 // itself, the child whose kubeconfig Secret its spec.kubeConfig names, or
 // a name for a cluster the fleet does not know: n's path, "→", the Secret.
-func remoteTarget(n *fleet.Node, obj fleet.FluxObject) string {
+func remoteTarget(n *fleet.Node, obj flux.Object) string {
 	if obj.KubeConfigSecret == "" {
 		return n.Path
 	}

@@ -50,7 +50,7 @@ func NewLocator(c *Checkout, root *fleet.Node, sources map[string]bool) *Locator
 // cluster n, from the object's ownership labels, and the cluster it is on:
 // n itself or, when it applied to n from the parent through
 // spec.kubeConfig, the parent. Both are nil when it is not known.
-func (l *Locator) Owner(n *fleet.Node, labels map[string]string) (*fleet.FluxObject, *fleet.Node) {
+func (l *Locator) Owner(n *fleet.Node, labels map[string]string) (*flux.Object, *fleet.Node) {
 	ref, ok := flux.OwnerOf(labels)
 	if !ok {
 		return nil, nil
@@ -58,14 +58,14 @@ func (l *Locator) Owner(n *fleet.Node, labels map[string]string) (*fleet.FluxObj
 	return l.ownerByRef(n, ref)
 }
 
-func (l *Locator) ownerByRef(n *fleet.Node, ref flux.Ref) (*fleet.FluxObject, *fleet.Node) {
-	find := func(on *fleet.Node, secret string) *fleet.FluxObject {
-		if on == nil || on.Flux == nil {
+func (l *Locator) ownerByRef(n *fleet.Node, ref flux.Ref) (*flux.Object, *fleet.Node) {
+	find := func(on *fleet.Node, secret string) *flux.Object {
+		if on == nil || flux.Of(on) == nil {
 			return nil
 		}
-		for i, o := range on.Flux.Objects {
+		for i, o := range flux.Of(on).Objects {
 			if o.Kind == ref.Kind && o.Namespace == ref.Namespace && o.Name == ref.Name && o.KubeConfigSecret == secret {
-				return &on.Flux.Objects[i]
+				return &flux.Of(on).Objects[i]
 			}
 		}
 		return nil
@@ -102,7 +102,7 @@ func (l *Locator) Files(path string) ([]string, error) {
 // Locate finds the one document declaring o, applied by owner (nil when
 // unknown): in the files its owner Kustomization builds from, then in the
 // whole checkout.
-func (l *Locator) Locate(o Object, owner *fleet.FluxObject) (Match, error) {
+func (l *Locator) Locate(o Object, owner *flux.Object) (Match, error) {
 	var searched []string
 	if owner != nil && owner.Kind == helmv2.HelmReleaseKind {
 		return Match{}, fmt.Errorf("%s is applied by HelmRelease %s/%s from a Helm chart: its manifest is in the chart, not in the checkout", o, owner.Namespace, owner.Name)
@@ -188,8 +188,8 @@ func (l *Locator) DeclareClusters(nodes []*fleet.Node) {
 		if p == nil {
 			continue
 		}
-		var owner *fleet.FluxObject
-		if ref, err := flux.ParseDeclaredBy(n.DeclaredBy); err == nil {
+		var owner *flux.Object
+		if ref, err := flux.ParseDeclaredBy(flux.DeclaredByOf(n)); err == nil {
 			owner, _ = l.ownerByRef(p, ref)
 		}
 		if m, err := l.Locate(Object{Group: "cluster.x-k8s.io", Kind: "Cluster", Namespace: n.Namespace, Name: n.Name}, owner); err == nil {
@@ -215,10 +215,10 @@ func (l *Locator) Users(file string) ([]User, error) {
 	var out []User
 	var errs []error
 	l.root.Walk(func(n *fleet.Node) {
-		if n.Flux == nil {
+		if flux.Of(n) == nil {
 			return
 		}
-		for _, k := range n.Flux.Objects {
+		for _, k := range flux.Of(n).Objects {
 			if k.Kind != kustomizev1.KustomizationKind || !l.fromCheckout(n, k) {
 				continue
 			}
@@ -247,7 +247,7 @@ func (l *Locator) Users(file string) ([]User, error) {
 
 // fromCheckout reports whether a Kustomization's source is this checkout:
 // a GitRepository whose URL is a remote of it, or one mapped to it.
-func (l *Locator) fromCheckout(n *fleet.Node, k fleet.FluxObject) bool {
+func (l *Locator) fromCheckout(n *fleet.Node, k flux.Object) bool {
 	src := gitSource(n, k)
 	if src == nil {
 		return false
@@ -262,7 +262,7 @@ func (l *Locator) fromCheckout(n *fleet.Node, k fleet.FluxObject) bool {
 // Remote is the remote of the checkout to push a change of owner's
 // manifests to: the one its GitRepository's URL matches, else origin.
 // on is the cluster owner is on.
-func (l *Locator) Remote(on *fleet.Node, owner *fleet.FluxObject) string {
+func (l *Locator) Remote(on *fleet.Node, owner *flux.Object) string {
 	url := ""
 	if owner != nil {
 		if src := gitSource(on, *owner); src != nil {
@@ -274,14 +274,14 @@ func (l *Locator) Remote(on *fleet.Node, owner *fleet.FluxObject) string {
 
 // gitSource is the GitRepository on n that k applies from; nil when k's
 // source is not a GitRepository the walk read on n.
-func gitSource(n *fleet.Node, k fleet.FluxObject) *fleet.FluxObject {
+func gitSource(n *fleet.Node, k flux.Object) *flux.Object {
 	kind, rest, _ := strings.Cut(k.ArtifactSource, "/")
-	if kind != sourcev1.GitRepositoryKind || n == nil || n.Flux == nil {
+	if kind != sourcev1.GitRepositoryKind || n == nil || flux.Of(n) == nil {
 		return nil
 	}
-	for i, o := range n.Flux.Objects {
+	for i, o := range flux.Of(n).Objects {
 		if o.Kind == kind && o.Namespace+"/"+o.Name == rest {
-			return &n.Flux.Objects[i]
+			return &flux.Of(n).Objects[i]
 		}
 	}
 	return nil

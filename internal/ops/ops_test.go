@@ -22,14 +22,14 @@ import (
 // cluster is a fake cluster of a fleet: its Flux objects and children.
 type cluster struct {
 	name     string
-	objects  []fleet.FluxObject
+	objects  []flux.Object
 	children []*cluster
 	// broken children fail to connect.
 	broken map[string]bool
 	conn   *kube.Conn
 }
 
-func newCluster(name string, objects ...fleet.FluxObject) *cluster {
+func newCluster(name string, objects ...flux.Object) *cluster {
 	return &cluster{name: name, objects: objects, broken: map[string]bool{}, conn: kube.NewConnForClient(fake.NewClientBuilder().Build(), "https://"+name)}
 }
 
@@ -67,21 +67,21 @@ func (c *cluster) Connect(_ context.Context, child fleet.Child) (*cluster, error
 // fluxProbe records a fake cluster's objects as its Flux status.
 func fluxProbe() fleet.Probe[*cluster] {
 	return fleet.NewProbe("flux", func(_ context.Context, c *cluster) (func(*fleet.Node), error) {
-		return func(n *fleet.Node) { n.Flux = &fleet.Flux{Installed: true, Objects: c.objects} }, nil
+		return func(n *fleet.Node) { flux.Set(n, &flux.Status{Installed: true, Objects: c.objects}) }, nil
 	})
 }
 
-func ks(name string, suspended bool) fleet.FluxObject {
-	o := fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: name, Ready: "True", Suspended: suspended, Labels: map[string]string{"tier": "apps"}}
+func ks(name string, suspended bool) flux.Object {
+	o := flux.Object{Kind: "Kustomization", Namespace: "flux-system", Name: name, Ready: "True", Suspended: suspended, Labels: map[string]string{"tier": "apps"}}
 	if suspended {
 		// Suspended by kubectl fleet: a resume acts on it without --include-foreign.
-		o.Suspension = &fleet.Suspension{Fleet: true, By: "tester"}
+		o.Suspension = &ops.Suspension{Fleet: true, By: "tester"}
 	}
 	return o
 }
 
-func hr(name string) fleet.FluxObject {
-	return fleet.FluxObject{Kind: "HelmRelease", Namespace: "apps", Name: name, Ready: "True"}
+func hr(name string) flux.Object {
+	return flux.Object{Kind: "HelmRelease", Namespace: "apps", Name: name, Ready: "True"}
 }
 
 // mom → aws (team-a, team-b, dead), azure.

@@ -87,7 +87,7 @@ type Object struct {
 	// spec.suspend, an Application's automated sync turned off.
 	Suspended bool
 	// Suspension says who suspended it, as far as its annotations say.
-	Suspension *fleet.Suspension
+	Suspension *Suspension
 }
 
 // Foreign reports whether o is suspended, and not by kubectl fleet.

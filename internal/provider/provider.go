@@ -97,6 +97,16 @@ type Presenter interface {
 	Columns() []fleet.Column
 }
 
+// Explainer is a provider with a part of describe's document (Flux's
+// objects as a tree of sources and what applies them), which its column's
+// Section draws.
+type Explainer interface {
+	Provider
+	// DescribePart is the part of the description of n, which holds
+	// children.
+	DescribePart(n *fleet.Node, children []*fleet.Node) describe.Part
+}
+
 // Analyst is a provider with kinds of drift of its own (an OCM hub's
 // registration: not-joined, unavailable).
 type Analyst interface {
@@ -177,6 +187,13 @@ func (s Set) APIs() []kube.API {
 // Columns are every presenter's columns, in order.
 func (s Set) Columns() []fleet.Column {
 	return gather(s, func(p Presenter) []fleet.Column { return p.Columns() })
+}
+
+// DescribeParts are every explainer's part of describe, in order.
+func (s Set) DescribeParts() []func(*fleet.Node, []*fleet.Node) describe.Part {
+	return gather(s, func(p Explainer) []func(*fleet.Node, []*fleet.Node) describe.Part {
+		return []func(*fleet.Node, []*fleet.Node) describe.Part{p.DescribePart}
+	})
 }
 
 // DriftChecks are every analyst's part of drift, in order.

@@ -80,19 +80,11 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		b.WriteString(st.dim.Render("none: the root cluster is described by no Cluster object") + "\n")
 	}
 
-	b.WriteString("\n" + st.header.Render("Flux objects") + "\n")
-	if len(d.Flux) == 0 {
-		b.WriteString(st.dim.Render("none") + "\n")
-	}
-	for _, it := range d.Flux {
-		b.WriteString(lineTree(it, st, fluxLine, func(it *describe.FluxItem) []*describe.FluxItem { return it.Children }).String() + "\n")
-	}
-
 	for _, c := range opts.Columns {
 		if c.Section == nil {
 			continue
 		}
-		if title, items := c.Section(n); len(items) > 0 {
+		if title, items := c.Section(n, d.Part); len(items) > 0 {
 			b.WriteString("\n" + st.header.Render(title) + "\n")
 			for _, it := range items {
 				b.WriteString(lineTree(it, st, func(it fleet.Item, st styles) string { return spanLine(st, it.Line) }, func(it fleet.Item) []fleet.Item { return it.Children }).String() + "\n")
@@ -191,33 +183,4 @@ func conditionText(c *describe.Condition) string {
 		s += ": " + c.Message
 	}
 	return strings.TrimSpace(s)
-}
-
-func fluxLine(it *describe.FluxItem, st styles) string {
-	line := st.name.Render(it.Kind + " " + it.Namespace + "/" + it.Name)
-	switch {
-	case it.Suspended:
-		line += "  " + st.warn.Render("suspended")
-	case it.IsReady():
-		line += "  " + st.good.Render("ready")
-	default:
-		msg := "not ready"
-		if it.Message != "" {
-			msg += ": " + it.Message
-		}
-		line += "  " + st.bad.Render(msg)
-	}
-	if it.Revision != "" {
-		line += "  " + it.Revision
-	}
-	if len(it.DependsOn) > 0 {
-		line += st.dim.Render("  after " + strings.Join(it.DependsOn, ", "))
-	}
-	switch {
-	case it.AppliesTo != "":
-		line += "  " + st.header.Render("→ "+fleet.DisplayPath(it.AppliesTo))
-	case it.Remote:
-		line += "  " + st.warn.Render("→ secret "+it.KubeConfigSecret+" (no Cluster of this cluster)")
-	}
-	return line
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
@@ -17,10 +18,12 @@ func TestDriftTable(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	ks := &fleet.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}
 	nodes := []*fleet.Node{
-		{Path: "", LiveVersion: "v1.36.3", Flux: &fleet.Flux{Installed: true}},
-		{Path: "aws/team-a", LiveVersion: "v1.36.3", Flux: &fleet.Flux{Installed: true}},
+		{Path: "", LiveVersion: "v1.36.3"},
+		{Path: "aws/team-a", LiveVersion: "v1.36.3"},
 		{Path: "aws/team-b", Error: "cannot reach"},
 	}
+	flux.Set(nodes[0], &flux.Status{Installed: true})
+	flux.Set(nodes[1], &flux.Status{Installed: true})
 	drift.SetFindings(nodes[1], []fleet.Finding{
 		{Cluster: "aws/team-a", Kind: drift.Revision, Object: ks, Expected: "main@sha1:2222222222222222222222222222222222222222",
 			Actual: "main@sha1:1111111111111111111111111111111111111111", Since: "2026-11-23T09:30:00Z", Message: "behind its source GitRepository/flux-system/flux-system"},

@@ -54,7 +54,7 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	for _, n := range nodes {
 		row, h := make([]string, len(slots)), make([]int, len(slots))
 		for i, s := range slots {
-			row[i], h[i] = listCell(n, s, opts.Columns)
+			row[i], h[i] = listCell(n, s)
 		}
 		rows = append(rows, row)
 		health = append(health, h)
@@ -134,7 +134,7 @@ func ListOf(nodes []*fleet.Node) List {
 }
 
 // listCell is n's cell of one column of the list, "-" for nothing.
-func listCell(n *fleet.Node, s slot, columns []fleet.Column) (string, int) {
+func listCell(n *fleet.Node, s slot) (string, int) {
 	if c := s.column; c != nil {
 		cell := c.Cell
 		if c.ListCell != nil {
@@ -153,7 +153,7 @@ func listCell(n *fleet.Node, s slot, columns []fleet.Column) (string, int) {
 	case "NAMESPACE":
 		return dash(n.Namespace), plain
 	case "ERROR":
-		errText := readError(n, columns)
+		errText := readError(n)
 		return dash(oneLine(errText)), plainOrBad(errText)
 	case "DECLARED IN":
 		return dash(gitops.DeclaredIn(n)), plain
@@ -198,19 +198,12 @@ func driftCell(n *fleet.Node) (string, int) {
 }
 
 // readError is what could not be read of n, in one cell: its error, else
-// what its Flux status and each probe could not read.
-func readError(n *fleet.Node, columns []fleet.Column) string {
+// what the integrations (Node.Unread) and each probe could not read.
+func readError(n *fleet.Node) string {
 	if n.Error != "" {
 		return n.Error
 	}
-	var parts []string
-	for _, c := range columns {
-		if c.Unread != nil {
-			if u := c.Unread(n); u != "" {
-				parts = append(parts, u)
-			}
-		}
-	}
+	parts := n.Unread()
 	for _, name := range n.ProbeErrorNames() {
 		parts = append(parts, name+": "+n.ProbeErrors[name])
 	}

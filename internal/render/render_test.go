@@ -21,18 +21,20 @@ func cluster(path, namespace, provider string) *nodeBuilder {
 	if i := bytes.LastIndexByte([]byte(path), '/'); i >= 0 {
 		name = path[i+1:]
 	}
-	return &nodeBuilder{n: &fleet.Node{
+	n := &fleet.Node{
 		Name: name, Namespace: namespace, Path: path, Provider: provider, Version: "v1.36.3", LiveVersion: "v1.36.3",
 		Phase: "Provisioned", Available: "True", Children: []*fleet.Node{},
 		ControlPlane: &fleet.Replicas{Desired: 3, Ready: 3, Available: 3}, Workers: &fleet.Replicas{Desired: 2, Ready: 2, Available: 2},
-		DeclaredBy: "Kustomization/flux-system/tenants",
-	}}
+	}
+	flux.SetDeclaredBy(n, "Kustomization/flux-system/tenants")
+	flux.Set(n, nil) // not read, as the walk's Flux linker leaves it
+	return &nodeBuilder{n: n}
 }
 
-func (b *nodeBuilder) flux(objs ...fleet.FluxObject) *nodeBuilder {
-	f := &fleet.Flux{Installed: true, Objects: objs}
+func (b *nodeBuilder) flux(objs ...flux.Object) *nodeBuilder {
+	f := &flux.Status{Installed: true, Objects: objs}
 	flux.Summarize(f)
-	b.n.Flux = f
+	flux.Set(b.n, f)
 	return b
 }
 
@@ -48,27 +50,28 @@ func (b *nodeBuilder) set(fn func(*fleet.Node)) *nodeBuilder {
 	return b
 }
 
-func ks(name, revision string, ready bool) fleet.FluxObject {
-	o := fleet.FluxObject{Kind: "Kustomization", Namespace: "flux-system", Name: name, Ready: "True", Revision: revision, SourceRef: "GitRepository/flux-system"}
+func ks(name, revision string, ready bool) flux.Object {
+	o := flux.Object{Kind: "Kustomization", Namespace: "flux-system", Name: name, Ready: "True", Revision: revision, SourceRef: "GitRepository/flux-system"}
 	if !ready {
 		o.Ready, o.Message = "False", "kustomization path not found"
 	}
 	return o
 }
 
-func hr(name string, suspended bool) fleet.FluxObject {
-	return fleet.FluxObject{Kind: "HelmRelease", Namespace: "flux-system", Name: name, Ready: "True", Suspended: suspended, Revision: "1.2.3"}
+func hr(name string, suspended bool) flux.Object {
+	return flux.Object{Kind: "HelmRelease", Namespace: "flux-system", Name: name, Ready: "True", Suspended: suspended, Revision: "1.2.3"}
 }
 
 // sampleFleet has one of every state the tree draws.
 func sampleFleet() *fleet.Node {
 	return cluster("", "", "").set(func(n *fleet.Node) {
-		n.Name, n.Provider, n.Version, n.Phase, n.Available, n.ControlPlane, n.Workers, n.DeclaredBy = "mom", "", "", "", "", nil, nil, ""
+		n.Name, n.Provider, n.Version, n.Phase, n.Available, n.ControlPlane, n.Workers = "mom", "", "", "", "", nil, nil
+		flux.SetDeclaredBy(n, "")
 	}).flux(ks("flux-system", "main@sha1:1111111", true), hr("aws", false)).with(
 		cluster("aws", "masters", "aws").flux(ks("flux-system", "main@sha1:1111111", true),
-			fleet.FluxObject{Kind: "Kustomization", Namespace: "tenants", Name: "team-a-addons", Ready: "True", KubeConfigSecret: "team-a-kubeconfig"}).with(
+			flux.Object{Kind: "Kustomization", Namespace: "tenants", Name: "team-a-addons", Ready: "True", KubeConfigSecret: "team-a-kubeconfig"}).with(
 			cluster("aws/team-a", "tenants", "aws").flux(ks("flux-system", "main@sha1:1111111", true), hr("ingress", false)).set(func(n *fleet.Node) {
-				n.AppliedFrom = []fleet.FluxObject{{Kind: "Kustomization", Namespace: "tenants", Name: "team-a-addons", Ready: "True"}}
+				flux.SetAppliedFrom(n, []flux.Object{{Kind: "Kustomization", Namespace: "tenants", Name: "team-a-addons", Ready: "True"}})
 			}),
 			cluster("aws/team-b", "tenants", "aws").flux(ks("flux-system", "main@sha1:1111111", true), hr("cert-manager", true)),
 			cluster("aws/team-c", "tenants", "aws").flux(ks("flux-system", "main@sha1:1111111", true), ks("apps", "main@sha1:2222222", false)).set(func(n *fleet.Node) {
@@ -81,13 +84,16 @@ func sampleFleet() *fleet.Node {
 			}),
 		),
 		cluster("loop", "faults", "docker").set(func(n *fleet.Node) {
-			n.CycleOf, n.Error, n.DeclaredBy = new(""), "cycle: the kubeconfig leads back to the root cluster; not followed", ""
+			n.CycleOf, n.Error = new(""), "cycle: the kubeconfig leads back to the root cluster; not followed"
+			flux.SetDeclaredBy(n, "")
 		}),
 		cluster("bare", "faults", "vsphere").set(func(n *fleet.Node) {
-			n.Flux, n.DeclaredBy, n.Phase, n.Available = &fleet.Flux{Objects: []fleet.FluxObject{}}, "", "Failed", "Unknown"
+			n.Phase, n.Available = "Failed", "Unknown"
+			flux.Set(n, &flux.Status{Objects: []flux.Object{}})
+			flux.SetDeclaredBy(n, "")
 		}),
 		cluster("partial", "faults", "azure").flux(ks("flux-system", "main@sha1:1111111", true)).set(func(n *fleet.Node) {
-			n.Flux.Error = "list HelmReleases: forbidden"
+			flux.Of(n).Error = "list HelmReleases: forbidden"
 			n.ProbeErrors = map[string]string{"nodes": "list nodes: forbidden"}
 		}),
 	).n

@@ -479,11 +479,13 @@ func edgeObject(kind string) string {
 }
 
 // problems are the leaves drawn under a cluster: how the parent reaches it
-// when that is not by CAPI alone, why it could not be read,
-// Flux objects that are not ready or are suspended, and the parent's Flux
-// objects that apply to it through spec.kubeConfig.
+// when that is not by CAPI alone, why it could not be read, what the
+// integrations and the probes could not read of it, the integrations'
+// problems (Flux objects that are not ready or are suspended), their
+// lines, and their lines of what the parent's objects do to it (Flux
+// objects that apply to it through spec.kubeConfig).
 //
-// With drift, the findings take the place of the Flux objects' problems,
+// With drift, the findings take the place of the integrations' problems,
 // which they include.
 func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column) []string {
 	var out []string
@@ -493,12 +495,8 @@ func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column) 
 	if n.Error != "" {
 		out = append(out, st.bad.Render("✗ "+n.Error))
 	}
-	for _, c := range columns {
-		if c.Unread != nil {
-			if u := c.Unread(n); u != "" {
-				out = append(out, st.bad.Render("✗ "+u))
-			}
-		}
+	for _, u := range n.Unread() {
+		out = append(out, st.bad.Render("✗ "+u))
 	}
 	for _, name := range n.ProbeErrorNames() {
 		out = append(out, st.bad.Render("✗ "+name+": "+n.ProbeErrors[name]))
@@ -550,8 +548,11 @@ func paint(st styles, health int, s string) string {
 // spans in theirs, the plain ones as they are.
 func spanLine(st styles, spans []fleet.Span) string {
 	style := func(s fleet.Span) string {
-		if s.Style == fleet.StyleDim {
+		switch s.Style {
+		case fleet.StyleDim:
 			return st.dim.Render(s.Text)
+		case fleet.StyleBold:
+			return st.name.Render(s.Text)
 		}
 		return paint(st, int(s.Style), s.Text)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
@@ -81,15 +82,16 @@ func (f *fakeFeed) change(edit func(*watch.Snapshot)) {
 // with Flux's Kustomizations all ready.
 func node(path, namespace string, children ...*fleet.Node) *fleet.Node {
 	name := path[strings.LastIndex(path, "/")+1:]
-	return &fleet.Node{
+	n := &fleet.Node{
 		Name: name, Namespace: namespace, Path: path, Provider: "aws", Version: "v1.36.3",
 		Phase: "Provisioned", Available: "True",
 		ControlPlane: &fleet.Replicas{Desired: 3, Ready: 3, Available: 3},
 		Workers:      &fleet.Replicas{Desired: 2, Ready: 2, Available: 2},
-		Flux: &fleet.Flux{Installed: true, Kustomizations: fleet.Count{Ready: 1, Total: 1}, Revision: "main@sha1:1111111",
-			Objects: []fleet.FluxObject{{Kind: "Kustomization", Namespace: "flux-system", Name: "flux-system", Ready: "True"}}},
-		Children: children,
+		Children:     children,
 	}
+	flux.Set(n, &flux.Status{Installed: true, Kustomizations: fleet.Count{Ready: 1, Total: 1}, Revision: "main@sha1:1111111",
+		Objects: []flux.Object{{Kind: "Kustomization", Namespace: "flux-system", Name: "flux-system", Ready: "True"}}})
+	return n
 }
 
 // sampleFleet is a root, two masters, two tenants under one of them: one
@@ -98,8 +100,8 @@ func sampleFleet() *fleet.Node {
 	teamB := node("aws/team-b", "tenants")
 	teamB.Phase, teamB.Available = "Provisioning", "False"
 	teamB.ControlPlane.Ready, teamB.Workers.Ready = 1, 0
-	teamB.Flux.Kustomizations = fleet.Count{Ready: 0, Total: 1}
-	teamB.Flux.Objects[0].Ready, teamB.Flux.Objects[0].Message = "False", "health check failed"
+	flux.Of(teamB).Kustomizations = fleet.Count{Ready: 0, Total: 1}
+	flux.Of(teamB).Objects[0].Ready, flux.Of(teamB).Objects[0].Message = "False", "health check failed"
 	edge := node("edge", "masters")
 	drift.SetFindings(edge, []fleet.Finding{{Cluster: "edge", Kind: "version", Expected: "v1.36.3", Actual: "v1.35.2"}})
 	root := node("", "", node("aws", "masters", node("aws/team-a", "tenants"), teamB), edge)

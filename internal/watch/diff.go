@@ -7,6 +7,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // rowOf is n's row in the stream.
@@ -19,7 +20,7 @@ func rowOf(n *fleet.Node) *Row {
 		LiveVersion: n.LiveVersion, Phase: n.Phase, Available: n.Available, Labels: n.Labels,
 		ControlPlane: n.ControlPlane, Workers: n.Workers, Error: n.Error,
 	}
-	if f := n.Flux; f != nil {
+	if f := flux.Of(n); f != nil {
 		r.Flux = &FluxSummary{Installed: f.Installed, Kustomizations: f.Kustomizations, HelmReleases: f.HelmReleases, Suspended: f.Suspended, Revision: f.Revision}
 	}
 	return r
@@ -119,7 +120,7 @@ func itemsOf(n *fleet.Node) []item {
 		return nil
 	}
 	var out []item
-	for _, o := range objectsOf(n.Flux) {
+	for _, o := range objectsOf(flux.Of(n)) {
 		out = append(out, item{kind: o.Kind, namespace: o.Namespace, name: o.Name, row: o})
 	}
 	if st := argocd.StateOf(n); st != nil {
@@ -138,7 +139,7 @@ func itemsOf(n *fleet.Node) []item {
 	return out
 }
 
-func objectsOf(f *fleet.Flux) []fleet.FluxObject {
+func objectsOf(f *flux.Status) []flux.Object {
 	if f == nil {
 		return nil
 	}

@@ -382,7 +382,7 @@ func (w *Watcher[C]) fluxEvent(c *cluster[C], kind flux.Kind, ev kube.WatchEvent
 	if ev.Type == "DELETED" {
 		objs = nil
 	}
-	w.replaceObjects(c, func(o fleet.FluxObject) bool {
+	w.replaceObjects(c, func(o flux.Object) bool {
 		return o.Kind == obj.Kind && o.Namespace == obj.Namespace && o.Name == obj.Name
 	}, objs)
 }
@@ -398,12 +398,12 @@ func (w *Watcher[C]) relisted(c *cluster[C], kind flux.Kind, isFlux bool, body [
 		w.requestRefresh(c)
 		return
 	}
-	w.replaceObjects(c, func(o fleet.FluxObject) bool { return o.Kind == kind.Name }, objs)
+	w.replaceObjects(c, func(o flux.Object) bool { return o.Kind == kind.Name }, objs)
 }
 
 // replaceObjects puts, in place of the Flux objects of c's node that drop
 // names, the objects add, with the events that makes.
-func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(fleet.FluxObject) bool, add []fleet.FluxObject) {
+func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(flux.Object) bool, add []flux.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := c.node
@@ -411,13 +411,14 @@ func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(fleet.FluxObject) b
 		return // no longer in the tree
 	}
 	next := *n
-	next.Flux = withObjects(n.Flux, drop, add)
-	next.Flux.Installed = true
+	objects := withObjects(flux.Of(n), drop, add)
+	objects.Installed = true
+	flux.Set(&next, objects)
 	if w.opts.Analyze != nil {
 		w.opts.Analyze(&next)
 	}
 	w.diff(n, &next, false)
-	n.Flux, n.Facets = next.Flux, next.Facets // Analyze's findings, a facet
+	n.Facets = next.Facets // the Flux status and Analyze's findings, facets
 	// A Flux change of n changes what applies to its children, and
 	// nothing else: the whole tree's links cost 50 µs an event at 1000
 	// clusters (docs/benchmarks.md).
@@ -427,8 +428,8 @@ func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(fleet.FluxObject) b
 
 // withObjects is a copy of f (an empty one when nil) without the objects
 // drop names and with add, summed up.
-func withObjects(f *fleet.Flux, drop func(fleet.FluxObject) bool, add []fleet.FluxObject) *fleet.Flux {
-	out := &fleet.Flux{}
+func withObjects(f *flux.Status, drop func(flux.Object) bool, add []flux.Object) *flux.Status {
+	out := &flux.Status{}
 	if f != nil {
 		*out = *f
 	}
@@ -591,7 +592,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 		return nil
 	}
 	next := *r.Node
-	next.Flux = mergeFlux(n.Flux, r.Node.Flux, c.fluxKinds)
+	flux.Set(&next, mergeFlux(flux.Of(n), flux.Of(r.Node), c.fluxKinds))
 	next.Children = make([]*fleet.Node, 0, len(r.Children))
 	for i, child := range r.Children {
 		path := fleet.JoinPath(n.Path, r.Segments[i])
@@ -716,18 +717,18 @@ func (w *Watcher[C]) up(c *cluster[C]) {
 // mergeFlux is what a cluster read again says of its Flux objects, but
 // for the kinds watched, which the watches keep: a list read a moment ago
 // may be older than their last event.
-func mergeFlux(live, read *fleet.Flux, watched map[string]bool) *fleet.Flux {
+func mergeFlux(live, read *flux.Status, watched map[string]bool) *flux.Status {
 	if read == nil {
 		return live
 	}
 	if live == nil || len(watched) == 0 {
 		return read
 	}
-	var kept []fleet.FluxObject
+	var kept []flux.Object
 	for _, o := range live.Objects {
 		if watched[o.Kind] {
 			kept = append(kept, o)
 		}
 	}
-	return withObjects(read, func(o fleet.FluxObject) bool { return watched[o.Kind] }, kept)
+	return withObjects(read, func(o flux.Object) bool { return watched[o.Kind] }, kept)
 }

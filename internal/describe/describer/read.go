@@ -34,6 +34,9 @@ type Config struct {
 	// Linkers are the providers' linkers: told the clusters it holds,
 	// they say where what it holds deploys (Argo CD's Applications).
 	Linkers []fleet.Linker
+	// Parts are the providers' parts of the description
+	// (provider.Set.DescribeParts): Flux's object tree.
+	Parts []func(n *fleet.Node, children []*fleet.Node) describe.Part
 }
 
 // Probes are the reads a walk to the described cluster adds (Read uses
@@ -57,7 +60,9 @@ func Read(ctx context.Context, res *fleet.Result[*reach.Cluster], cfg Config) *d
 			d.ClustersError = err.Error()
 		}
 	}
-	d.Flux = describe.FluxTree(node, children)
+	for _, part := range cfg.Parts {
+		d.Parts = append(d.Parts, part(node, children))
+	}
 	for _, c := range children {
 		d.Clusters = append(d.Clusters, describe.Held{Path: c.Path, Name: c.Name, Namespace: c.Namespace, Edges: c.Edges})
 	}
