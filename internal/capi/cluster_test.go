@@ -60,12 +60,12 @@ func v1beta2Cluster() *clusterv1.Cluster {
 
 func wantTeamA() fleet.Child {
 	c := fleet.Child{
-		Name: "team-a", Namespace: "tenants", Provider: "aws", Version: "v1.36.3", Phase: "Provisioned", Available: "True",
-		ControlPlane: &fleet.Replicas{Desired: 3, Ready: 2, Available: 2}, Workers: &fleet.Replicas{Desired: 5},
-		KubeconfigSecret: "team-a-kubeconfig",
-		Edges:            []fleet.Edge{{Kind: "capi", Namespace: "tenants", Name: "team-a"}},
-		Labels:           map[string]string{"helm.toolkit.fluxcd.io/name": "team-a", "helm.toolkit.fluxcd.io/namespace": "flux-system", "env": "prod"},
+		Name: "team-a", Namespace: "tenants", Version: "v1.36.3", KubeconfigSecret: "team-a-kubeconfig",
+		Edges:  []fleet.Edge{{Kind: "capi", Namespace: "tenants", Name: "team-a"}},
+		Labels: map[string]string{"helm.toolkit.fluxcd.io/name": "team-a", "helm.toolkit.fluxcd.io/namespace": "flux-system", "env": "prod"},
 	}
+	Record(&c, &Status{Provider: "aws", Phase: "Provisioned", Available: "True",
+		ControlPlane: &Replicas{Desired: 3, Ready: 2, Available: 2}, Workers: &Replicas{Desired: 5}})
 	flux.RecordDeclaredBy(&c, c.Labels) // HelmRelease/flux-system/team-a
 	return c
 }

@@ -24,7 +24,7 @@ func InfraProvider(kind string) string {
 	return k
 }
 
-func replicas(desired, ready, available *int32, versions []clusterv1.StatusVersion) *fleet.Replicas {
+func replicas(desired, ready, available *int32, versions []clusterv1.StatusVersion) *Replicas {
 	if desired == nil && ready == nil && available == nil && len(versions) == 0 {
 		return nil
 	}
@@ -34,9 +34,9 @@ func replicas(desired, ready, available *int32, versions []clusterv1.StatusVersi
 		}
 		return *p
 	}
-	r := &fleet.Replicas{Desired: v(desired), Ready: v(ready), Available: v(available)}
+	r := &Replicas{Desired: v(desired), Ready: v(ready), Available: v(available)}
 	for _, sv := range versions {
-		r.Versions = append(r.Versions, fleet.VersionCount{Version: sv.Version, Replicas: sv.Replicas})
+		r.Versions = append(r.Versions, VersionCount{Version: sv.Version, Replicas: sv.Replicas})
 	}
 	return r
 }
@@ -45,22 +45,22 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 	ch := fleet.Child{
 		Name:             c.Name,
 		Namespace:        c.Namespace,
-		Provider:         InfraProvider(c.Spec.InfrastructureRef.Kind),
 		Version:          c.Spec.Topology.Version,
-		Phase:            c.Status.Phase,
 		Labels:           c.Labels,
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
+	st := &Status{Provider: InfraProvider(c.Spec.InfrastructureRef.Kind), Phase: c.Status.Phase}
 	if cond := apimeta.FindStatusCondition(c.Status.Conditions, clusterv1.AvailableCondition); cond != nil {
-		ch.Available = string(cond.Status)
+		st.Available = string(cond.Status)
 	}
 	if cp := c.Status.ControlPlane; cp != nil {
-		ch.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas, cp.Versions)
+		st.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas, cp.Versions)
 	}
 	if w := c.Status.Workers; w != nil {
-		ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, w.Versions)
+		st.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, w.Versions)
 	}
-	ch.Version = declaredVersion(ch)
+	ch.Version = declaredVersion(ch.Version, st)
+	Record(&ch, st)
 	flux.RecordDeclaredBy(&ch, c.Labels)
 	return ch
 }
@@ -70,39 +70,40 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 // plane's, e.g. a KubeadmControlPlane's spec.version), the one version
 // its control plane machines run, as CAPI reports them; "" while they run
 // several.
-func declaredVersion(ch fleet.Child) string {
-	if ch.Version != "" || ch.ControlPlane == nil || len(ch.ControlPlane.Versions) != 1 {
-		return ch.Version
+func declaredVersion(topology string, st *Status) string {
+	if topology != "" || st.ControlPlane == nil || len(st.ControlPlane.Versions) != 1 {
+		return topology
 	}
-	return ch.ControlPlane.Versions[0].Version
+	return st.ControlPlane.Versions[0].Version
 }
 
 func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 	ch := fleet.Child{
 		Name:             c.Name,
 		Namespace:        c.Namespace,
-		Phase:            c.Status.Phase,
 		Labels:           c.Labels,
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
+	st := &Status{Phase: c.Status.Phase}
 	if c.Spec.InfrastructureRef != nil {
-		ch.Provider = InfraProvider(c.Spec.InfrastructureRef.Kind)
+		st.Provider = InfraProvider(c.Spec.InfrastructureRef.Kind)
 	}
 	if c.Spec.Topology != nil {
 		ch.Version = c.Spec.Topology.Version
 	}
 	if v := c.Status.V1Beta2; v != nil {
 		if cond := apimeta.FindStatusCondition(v.Conditions, clusterv1.AvailableCondition); cond != nil {
-			ch.Available = string(cond.Status)
+			st.Available = string(cond.Status)
 		}
 		if cp := v.ControlPlane; cp != nil {
-			ch.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas, fromV1beta1(cp.Versions))
+			st.ControlPlane = replicas(cp.DesiredReplicas, cp.ReadyReplicas, cp.AvailableReplicas, fromV1beta1(cp.Versions))
 		}
 		if w := v.Workers; w != nil {
-			ch.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, fromV1beta1(w.Versions))
+			st.Workers = replicas(w.DesiredReplicas, w.ReadyReplicas, w.AvailableReplicas, fromV1beta1(w.Versions))
 		}
 	}
-	ch.Version = declaredVersion(ch)
+	ch.Version = declaredVersion(ch.Version, st)
+	Record(&ch, st)
 	flux.RecordDeclaredBy(&ch, c.Labels)
 	return ch
 }

@@ -18,7 +18,12 @@ import (
 // reached through the kubeconfig Secrets CAPI keeps beside them.
 type Provider struct{}
 
-var _ provider.Describer = Provider{}
+var (
+	_ provider.Describer = Provider{}
+	_ provider.Presenter = Provider{}
+	_ provider.Linking   = Provider{}
+	_ provider.Grouper   = Provider{}
+)
 
 // NewProvider returns the Cluster API provider.
 func NewProvider() Provider { return Provider{} }
@@ -31,6 +36,16 @@ func (Provider) Name() string { return Edge }
 func (Provider) Kinds() provider.Kinds {
 	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
 }
+
+// Columns are CAPI's columns and describe lines (Columns).
+func (Provider) Columns() []fleet.Column { return Columns() }
+
+// Linker gives every cluster a CAPI status (Linker).
+func (Provider) Linker() fleet.Linker { return Linker{} }
+
+// EnvKind is "provider": --env aws selects the masters whose Cluster's
+// infrastructure is AWS's.
+func (Provider) EnvKind() string { return "provider" }
 
 // Source is the capi edge source.
 func (Provider) Source() reach.Source { return Source{} }

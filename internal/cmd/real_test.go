@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
@@ -35,44 +35,35 @@ import (
 // realTenantsFile is the fixture's HelmReleases, one per tenant.
 const realTenantsFile = "clusters/aws/tenants.yaml"
 
-// fluxNode is a cluster of tree -o json, its Flux status alone.
-type fluxNode struct {
-	Path     string       `json:"path"`
-	Flux     *flux.Status `json:"flux"`
-	Children []*fluxNode  `json:"children"`
+// settledNode is what realSettled reads of a cluster of tree -o json.
+type settledNode struct {
+	Path         string         `json:"path"`
+	Available    string         `json:"available"`
+	ControlPlane *capi.Replicas `json:"controlPlane"`
+	Workers      *capi.Replicas `json:"workers"`
+	Flux         *flux.Status   `json:"flux"`
+	Children     []*settledNode `json:"children"`
 }
 
 // realSettled waits until every cluster of the real fleet is what CAPI
 // makes of its spec: Available, every machine ready (the tenants
 // helm-controller installs are provisioned after the fleet is "ready"),
-// and the workers of path as many as want, no HelmRelease marked drifted;
-// it returns the tree.
-func realSettled(t *testing.T, path string, want int32) *fleet.Node {
+// and the workers of path as many as want, no HelmRelease marked drifted.
+func realSettled(t *testing.T, path string, want int32) {
 	t.Helper()
 	f := realFleet.get(t)
-	var root *fleet.Node
 	var last string
 	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
 		r := onFleet(t, f, "tree", "-o", "json")
-		root = decode[fleet.Node](t, r)
-		fluxOf := map[string]*flux.Status{}
-		var statuses func(n *fluxNode)
-		statuses = func(n *fluxNode) {
-			fluxOf[n.Path] = n.Flux
-			for _, c := range n.Children {
-				statuses(c)
-			}
-		}
-		statuses(decode[fluxNode](t, r))
-		nodes := map[string]*fleet.Node{}
-		var walk func(n *fleet.Node)
-		walk = func(n *fleet.Node) {
+		nodes := map[string]*settledNode{}
+		var walk func(n *settledNode)
+		walk = func(n *settledNode) {
 			nodes[n.Path] = n
 			for _, c := range n.Children {
 				walk(c)
 			}
 		}
-		walk(root)
+		walk(decode[settledNode](t, r))
 		for _, p := range []string{"aws/edge-1", "aws/team-a", "aws/team-b"} {
 			n := nodes[p]
 			switch {
@@ -94,8 +85,8 @@ func realSettled(t *testing.T, path string, want int32) *fleet.Node {
 		// has a field the object it read lacked, and the release stays marked
 		// drifted until its next reconcile, 10 minutes on. Nothing drifted,
 		// so reconcile it now and look again.
-		if aws := fluxOf["aws"]; aws != nil {
-			for _, o := range aws.Objects {
+		if aws := nodes["aws"]; aws != nil && aws.Flux != nil {
+			for _, o := range aws.Flux.Objects {
 				if o.Kind == "HelmRelease" && o.Drifted != nil {
 					last = fmt.Sprintf("HelmRelease %s/%s marked drifted: %s", o.Namespace, o.Name, o.Drifted.Message)
 					if r := onFleet(t, f, "reconcile", "aws", "--kind", "hr", "--name", o.Name, "--wait", "--timeout", "1m", "--yes"); r.code != 0 {
@@ -110,7 +101,6 @@ func realSettled(t *testing.T, path string, want int32) *fleet.Node {
 	if err != nil {
 		t.Fatalf("the real fleet did not settle: %s: %v", last, err)
 	}
-	return root
 }
 
 // The tree of seed 002 as CAPI and helm-controller made it: aws provisioned

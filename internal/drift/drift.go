@@ -19,6 +19,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
@@ -243,7 +244,8 @@ func versionSkew(n *fleet.Node, opts *Options) []fleet.Finding {
 		}
 	}
 	counts := map[string]int32{}
-	for _, r := range []*fleet.Replicas{n.ControlPlane, n.Workers} {
+	st := capi.Of(n)
+	for _, r := range []*capi.Replicas{st.ControlPlane, st.Workers} {
 		if r != nil {
 			for _, v := range r.Versions {
 				counts[v.Version] += v.Replicas

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
@@ -86,7 +87,7 @@ func TestClusterKinds(t *testing.T) {
 	n := node()
 	n.Version = "v1.35.0"
 	flux.SetDeclaredBy(n, "")
-	n.ControlPlane = &fleet.Replicas{Versions: []fleet.VersionCount{{Version: "v1.35.0", Replicas: 1}, {Version: "v1.36.3", Replicas: 2}}}
+	capi.Set(n, &capi.Status{ControlPlane: &capi.Replicas{Versions: []capi.VersionCount{{Version: "v1.35.0", Replicas: 1}, {Version: "v1.36.3", Replicas: 2}}}})
 	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now}))
 	want := []string{"undeclared " + n.Name, "version-skew", "version-skew"}
 	if !slices.Equal(got, want) {

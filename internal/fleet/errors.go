@@ -51,8 +51,8 @@ type EnvError struct {
 	Env string
 	// Masters are the root's children, as "name (provider, clusterset SET)".
 	Masters []string
-	// Kinds name the groupings of clusters, beside name and provider, an
-	// environment can be (Options.EnvKinds: "OCM clusterset").
+	// Kinds name the groupings of clusters, beside name, an environment
+	// can be (Options.EnvKinds: "provider", "OCM clusterset").
 	Kinds []string
 	// Cause is set when the root's children could not be read.
 	Cause string
@@ -65,8 +65,11 @@ func (e *EnvError) Error() string {
 	case len(e.Masters) == 0:
 		return fmt.Sprintf("no environment %q: the root cluster manages no clusters", e.Env)
 	}
-	kinds := append([]string{"name", "provider"}, e.Kinds...)
-	what := strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
+	kinds := append([]string{"name"}, e.Kinds...)
+	what := kinds[0]
+	if len(kinds) > 1 {
+		what = strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
+	}
 	return fmt.Sprintf("no environment %q: no master has that %s; masters: %s", e.Env, what, strings.Join(e.Masters, ", "))
 }
 
@@ -107,15 +110,15 @@ func matchChild(path, parent string, children []Child, segs []Segment, want Segm
 }
 
 // matchEnv picks the masters of an environment: the one named env, or,
-// where no master has that name, those whose provider is env and those a
-// facet places in env (an OCM ManagedClusterSet).
+// where no master has that name, those a facet places in env (CAPI's
+// infrastructure provider, an OCM ManagedClusterSet).
 func matchEnv(env string, masters []Child, kinds []string) ([]int, error) {
 	var byName, byKind []int
 	for i, m := range masters {
 		if m.Name == env {
 			byName = append(byName, i)
 		}
-		if m.Provider == env || slices.ContainsFunc(m.Facets.envs(), func(e Env) bool { return e.Name == env }) {
+		if slices.ContainsFunc(m.Facets.envs(), func(e Env) bool { return e.Name == env }) {
 			byKind = append(byKind, i)
 		}
 	}
@@ -128,9 +131,6 @@ func matchEnv(env string, masters []Child, kinds []string) ([]int, error) {
 	eerr := &EnvError{Env: env, Kinds: kinds}
 	for _, m := range masters {
 		var about []string
-		if m.Provider != "" {
-			about = append(about, m.Provider)
-		}
 		for _, e := range m.Facets.envs() {
 			about = append(about, e.About)
 		}

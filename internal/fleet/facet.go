@@ -231,11 +231,11 @@ func (n *Node) appendJSON(b *bytes.Buffer, enc *json.Encoder, alone bool) error 
 		fields := after[key]
 		delete(after, key)
 		for _, f := range fields {
-			if f.OmitEmpty && isEmpty(reflect.ValueOf(f.Value)) {
-				continue
-			}
-			if err := write(f.Key, f.Value); err != nil {
-				return err
+			// An omitted field still places the fields that follow it.
+			if !f.OmitEmpty || !isEmpty(reflect.ValueOf(f.Value)) {
+				if err := write(f.Key, f.Value); err != nil {
+					return err
+				}
 			}
 			if err := writeAfter(f.Key); err != nil {
 				return err

@@ -20,9 +20,8 @@ func (f testFacet) JSONFields() []fleet.JSONField { return f }
 func fullNode() *fleet.Node {
 	cycle := "masters/aws"
 	return &fleet.Node{
-		Name: "team-a", Namespace: "tenants", InvalidName: true, Path: "aws/team-a", Provider: "aws", Version: "v1.36.3",
-		LiveVersion: "v1.36.2", Phase: "Provisioned", Available: "True", ControlPlane: &fleet.Replicas{Desired: 3, Ready: 3},
-		Labels: map[string]string{"env": "prod"}, Error: "boom",
+		Name: "team-a", Namespace: "tenants", InvalidName: true, Path: "aws/team-a", Version: "v1.36.3",
+		LiveVersion: "v1.36.2", Labels: map[string]string{"env": "prod"}, Error: "boom",
 		ProbeErrors: map[string]string{"drift": "forbidden"}, Edges: []fleet.Edge{{Kind: "capi", Namespace: "tenants", Name: "team-a"}},
 		CycleOf: &cycle, Children: []*fleet.Node{{Name: "child", Children: []*fleet.Node{}}},
 	}
@@ -60,7 +59,7 @@ func TestNodeJSONPlacesFacetFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"name":"x","namespace":"","path":"x","first":1,"second":2,"provider":"","version":"","phase":"","error":"","kept":"","children":[]}`
+	want := `{"name":"x","namespace":"","path":"x","first":1,"second":2,"version":"","error":"","kept":"","children":[]}`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -78,7 +77,7 @@ func TestNodeJSONOrdersFieldsAfterOneFieldByRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"name":"x","namespace":"","path":"x","provider":"","version":"","phase":"","error":"","apps":1,"ocm":2,"findings":3,"children":[]}`
+	want := `{"name":"x","namespace":"","path":"x","version":"","error":"","apps":1,"ocm":2,"findings":3,"children":[]}`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

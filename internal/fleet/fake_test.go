@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
@@ -234,9 +235,13 @@ func (f *fakeCluster) Connect(_ context.Context, c fleet.Child) (*fakeCluster, e
 }
 
 func master(name string) fleet.Child {
-	return fleet.Child{Name: name, Namespace: "masters", Provider: name, Version: "v1.36.3", Phase: "Provisioned", KubeconfigSecret: name + "-kubeconfig"}
+	c := fleet.Child{Name: name, Namespace: "masters", Version: "v1.36.3", KubeconfigSecret: name + "-kubeconfig"}
+	capi.Record(&c, &capi.Status{Provider: name, Phase: "Provisioned"})
+	return c
 }
 
 func tenant(name, namespace string) fleet.Child {
-	return fleet.Child{Name: name, Namespace: namespace, Provider: "aws", Version: "v1.36.3", Phase: "Provisioned", KubeconfigSecret: name + "-kubeconfig"}
+	c := fleet.Child{Name: name, Namespace: namespace, Version: "v1.36.3", KubeconfigSecret: name + "-kubeconfig"}
+	capi.Record(&c, &capi.Status{Provider: "aws", Phase: "Provisioned"})
+	return c
 }

@@ -17,20 +17,14 @@ type Node struct {
 	// Path addresses the cluster from the root, e.g. "aws/team-a"; the root's
 	// path is empty. See ParsePath for the syntax.
 	Path string `json:"path"`
-	// Provider is the infrastructure provider, e.g. "aws", from infrastructureRef.
-	Provider string `json:"provider"`
-	// Version is the declared Kubernetes version (spec.topology.version).
+	// Version is the Kubernetes version the parent declares (a CAPI
+	// Cluster's spec.topology.version).
 	Version string `json:"version"`
 	// LiveVersion is what the cluster's apiserver reports on /version.
 	LiveVersion string `json:"liveVersion,omitempty"`
-	// Phase is status.phase of the Cluster object.
-	Phase string `json:"phase"`
-	// Available is the status of the Cluster's Available condition:
-	// "True", "False", "Unknown", or empty when not reported.
-	Available    string            `json:"available,omitempty"`
-	ControlPlane *Replicas         `json:"controlPlane,omitempty"`
-	Workers      *Replicas         `json:"workers,omitempty"`
-	Labels       map[string]string `json:"labels,omitempty"`
+	// Labels are the labels of the parent's object of the cluster (its
+	// CAPI Cluster, its Argo CD cluster Secret).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Error says why the cluster could not be reached or read; empty when the
 	// walk got everything it asked for.
 	Error string `json:"error" escape:"oneline"`
@@ -59,22 +53,6 @@ type Node struct {
 	// identity and endpoint are the cluster's, as the walk read them: a
 	// walk below the node (Subtree) tells cycles by them.
 	identity, endpoint string
-}
-
-// Replicas counts machines of a control plane or of the workers.
-type Replicas struct {
-	Desired   int32 `json:"desired"`
-	Ready     int32 `json:"ready"`
-	Available int32 `json:"available"`
-	// Versions are the Kubernetes versions the machines run, as CAPI
-	// v1beta2 aggregates them; more than one while an upgrade rolls.
-	Versions []VersionCount `json:"versions,omitempty"`
-}
-
-// VersionCount is how many machines run one Kubernetes version.
-type VersionCount struct {
-	Version  string `json:"version"`
-	Replicas int32  `json:"replicas"`
 }
 
 // Count is a ready/total pair.

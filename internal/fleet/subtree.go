@@ -70,8 +70,7 @@ func parentView(n *Node) *Node {
 // left as it is.
 func SetParentView(n, from *Node) {
 	n.Name, n.Namespace, n.InvalidName, n.Path = from.Name, from.Namespace, from.InvalidName, from.Path
-	n.Provider, n.Version, n.Phase, n.Available = from.Provider, from.Version, from.Phase, from.Available
-	n.ControlPlane, n.Workers, n.Labels = from.ControlPlane, from.Workers, from.Labels
+	n.Version, n.Labels = from.Version, from.Labels
 	n.KubeconfigSecret, n.Edges = from.KubeconfigSecret, from.Edges
 	// A new map: n's may be shared with a copy of it (the watch's).
 	var facets Facets

@@ -101,13 +101,9 @@ func (e Edge) String() string { return ObjectRef(e).String() }
 // object, for the capi edge.
 type Child struct {
 	Name, Namespace string
-	Provider        string
-	Version         string
-	Phase           string
-	Available       string
-	ControlPlane    *Replicas
-	Workers         *Replicas
-	Labels          map[string]string
+	// Version is the Kubernetes version the parent declares.
+	Version string
+	Labels  map[string]string
 	// KubeconfigSecret is the name of the Secret, in Namespace, that holds
 	// the child's kubeconfig.
 	KubeconfigSecret string
@@ -614,12 +610,7 @@ func newNode(parentPath string, seg Segment, c Child) *Node {
 		Namespace:        c.Namespace,
 		InvalidName:      len(validation.IsDNS1123Subdomain(c.Name)) > 0 || (c.Namespace != "" && len(validation.IsDNS1123Label(c.Namespace)) > 0),
 		Path:             JoinPath(parentPath, seg),
-		Provider:         c.Provider,
 		Version:          c.Version,
-		Phase:            c.Phase,
-		Available:        c.Available,
-		ControlPlane:     c.ControlPlane,
-		Workers:          c.Workers,
 		Labels:           c.Labels,
 		KubeconfigSecret: c.KubeconfigSecret,
 		Edges:            c.Edges,

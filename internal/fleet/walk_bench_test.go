@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -19,7 +20,9 @@ func benchFleet(tenants int, latency time.Duration) *fakeCluster {
 			name := fmt.Sprintf("tenant-%04d", i)
 			master.with(tenant(name, "tenants"), newFake(fmt.Sprintf("m%d-%s", m, name)))
 		}
-		root.with(fleet.Child{Name: master.id, Namespace: "masters", Provider: "aws", KubeconfigSecret: master.id + "-kubeconfig"}, master)
+		c := fleet.Child{Name: master.id, Namespace: "masters", KubeconfigSecret: master.id + "-kubeconfig"}
+		capi.Record(&c, &capi.Status{Provider: "aws"})
+		root.with(c, master)
 	}
 	root.all(func(c *fakeCluster) { c.latency = latency })
 	return root

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
@@ -90,7 +91,7 @@ func TestWalkVisitsEveryLevelInStableOrder(t *testing.T) {
 		t.Errorf("%d incomplete nodes, want 0", got)
 	}
 	aws := node.Children[0]
-	if aws.Name != "aws" || aws.Namespace != "masters" || aws.Provider != "aws" || aws.LiveVersion != "v1.36.3" || flux.Of(aws) == nil {
+	if aws.Name != "aws" || aws.Namespace != "masters" || capi.Of(aws).Provider != "aws" || aws.LiveVersion != "v1.36.3" || flux.Of(aws) == nil {
 		t.Errorf("aws node not filled from its Cluster and connection: %+v", aws)
 	}
 }
@@ -259,7 +260,7 @@ func TestWalkSelectsSeveralSubtrees(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := momFleet()
-			root.children[1].Provider = "aws-provider" // the aws master, by provider only
+			capi.Record(&root.children[1], &capi.Status{Provider: "aws-provider", Phase: "Provisioned"}) // the aws master, by provider only
 			res := walkResult(t, root, tt.opts)
 			if diff := cmp.Diff(tt.wantSelected, nodePaths(res.Selected)); diff != "" {
 				t.Errorf("selected (-want +got):\n%s", diff)
@@ -275,13 +276,14 @@ func TestWalkSelectsSeveralSubtrees(t *testing.T) {
 }
 
 func TestWalkEnvErrorsListTheMasters(t *testing.T) {
-	_, err := fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1})
+	_, err := fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1, EnvKinds: []string{"provider"}})
 	want := `no environment "gcp": no master has that name or provider; masters: aws (aws), azure (azure)`
 	if !errors.Is(err, fleet.ErrPath) || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
-	// The kinds of environment the providers add are named too.
-	_, err = fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1, EnvKinds: []string{"OCM clusterset", "fleet"}})
+	// The kinds of environment the providers add are named too (CAPI's
+	// provider is one).
+	_, err = fleet.Walk(context.Background(), momFleet(), "mom", fleet.Options{Envs: []string{"gcp"}, Depth: -1, EnvKinds: []string{"provider", "OCM clusterset", "fleet"}})
 	want = `no environment "gcp": no master has that name, provider, OCM clusterset or fleet; masters: aws (aws), azure (azure)`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
@@ -690,7 +692,7 @@ func TestWalkEnvByClusterSet(t *testing.T) {
 	if f := res.Root.Children[0].Facet("ocm"); f != clusterSet("blue") {
 		t.Errorf("the node lost its registration: %+v", f)
 	}
-	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Envs: []string{"red"}, Depth: -1, EnvKinds: []string{"OCM clusterset"}})
+	_, err := fleet.Walk(context.Background(), root, "mom", fleet.Options{Envs: []string{"red"}, Depth: -1, EnvKinds: []string{"provider", "OCM clusterset"}})
 	want := `no environment "red": no master has that name, provider or OCM clusterset; masters: aws (aws, clusterset blue), azure (azure, clusterset blue)`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)

@@ -245,9 +245,6 @@ func mergeSameAs(children []fleet.Child, sameAs [][]fleet.Edge) []fleet.Child {
 func merge(dst *fleet.Child, src fleet.Child) {
 	dst.Edges = append(dst.Edges, src.Edges...)
 	fleet.MergeFacets(dst, src)
-	if dst.Provider == "" {
-		dst.Provider = src.Provider
-	}
 	if dst.Version == "" {
 		dst.Version = src.Version
 	}

@@ -23,22 +23,8 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	field := func(name, value string) {
 		fmt.Fprintf(&b, "%s %s\n", st.header.Render(fmt.Sprintf("%-10s", name+":")), value)
 	}
-	field("Cluster", fmt.Sprintf("%s (%s)", fleet.DescribePath(n.Path), strings.TrimPrefix(n.Namespace+"/"+n.Name, "/")))
-	if e := edges(n); e != "" {
-		field("Reached", e)
-	}
-	if n.Error != "" {
-		field("Error", st.bad.Render(oneLine(n.Error)))
-	}
-	field("Provider", dash(n.Provider))
-	field("Version", dash(version(n)))
-	phase := dash(n.Phase)
-	if n.Available != "" {
-		phase += ", Available " + n.Available
-	}
-	field("Phase", phase)
 	// An integration's line follows the line it names: a core line or
-	// another integration's.
+	// another integration's, whether or not that line is drawn.
 	var describeFields func(after string)
 	describeFields = func(after string) {
 		for _, c := range opts.Columns {
@@ -61,6 +47,18 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 			describeFields(title)
 		}
 	}
+	field("Cluster", fmt.Sprintf("%s (%s)", fleet.DescribePath(n.Path), strings.TrimPrefix(n.Namespace+"/"+n.Name, "/")))
+	describeFields("Cluster")
+	if e := edges(n); e != "" {
+		field("Reached", e)
+	}
+	describeFields("Reached")
+	if n.Error != "" {
+		field("Error", st.bad.Render(oneLine(n.Error)))
+	}
+	describeFields("Error")
+	field("Version", dash(version(n)))
+	describeFields("Version")
 	describeFields("")
 	switch {
 	case d.Nodes != nil:

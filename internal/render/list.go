@@ -33,15 +33,8 @@ type ListOptions struct {
 func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	nodes = escape.Copy(nodes)
 	st := newStyles(w, opts.Color)
-	core := []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "ERROR"}
-	if opts.Wide {
-		core = []string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "ERROR"}
-	}
-	// The wide columns place the integrations' even where they are not
-	// drawn: a column has one place in both.
-	slots := enginesOf(opts.Columns, nodes...).layout([]string{"PATH", "NAMESPACE", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS", "ERROR"},
+	slots := enginesOf(opts.Columns, nodes...).layout([]string{"PATH", "NAMESPACE", "VERSION", "ERROR"},
 		func(c *fleet.Column) bool { return opts.Wide || !c.Wide })
-	slots = slices.DeleteFunc(slots, func(s slot) bool { return s.column == nil && !slices.Contains(core, s.header) })
 	if opts.Git {
 		slots = slices.Insert(slots, len(slots)-1, slot{header: "DECLARED IN"})
 	}

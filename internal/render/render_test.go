@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
@@ -22,10 +23,10 @@ func cluster(path, namespace, provider string) *nodeBuilder {
 		name = path[i+1:]
 	}
 	n := &fleet.Node{
-		Name: name, Namespace: namespace, Path: path, Provider: provider, Version: "v1.36.3", LiveVersion: "v1.36.3",
-		Phase: "Provisioned", Available: "True", Children: []*fleet.Node{},
-		ControlPlane: &fleet.Replicas{Desired: 3, Ready: 3, Available: 3}, Workers: &fleet.Replicas{Desired: 2, Ready: 2, Available: 2},
+		Name: name, Namespace: namespace, Path: path, Version: "v1.36.3", LiveVersion: "v1.36.3", Children: []*fleet.Node{},
 	}
+	capi.Set(n, &capi.Status{Provider: provider, Phase: "Provisioned", Available: "True",
+		ControlPlane: &capi.Replicas{Desired: 3, Ready: 3, Available: 3}, Workers: &capi.Replicas{Desired: 2, Ready: 2, Available: 2}})
 	flux.SetDeclaredBy(n, "Kustomization/flux-system/tenants")
 	flux.Set(n, nil) // not read, as the walk's Flux linker leaves it
 	return &nodeBuilder{n: n}
@@ -65,7 +66,8 @@ func hr(name string, suspended bool) flux.Object {
 // sampleFleet has one of every state the tree draws.
 func sampleFleet() *fleet.Node {
 	return cluster("", "", "").set(func(n *fleet.Node) {
-		n.Name, n.Provider, n.Version, n.Phase, n.Available, n.ControlPlane, n.Workers = "mom", "", "", "", "", nil, nil
+		n.Name, n.Version = "mom", ""
+		capi.Set(n, &capi.Status{})
 		flux.SetDeclaredBy(n, "")
 	}).flux(ks("flux-system", "main@sha1:1111111", true), hr("aws", false)).with(
 		cluster("aws", "masters", "aws").flux(ks("flux-system", "main@sha1:1111111", true),
@@ -75,11 +77,14 @@ func sampleFleet() *fleet.Node {
 			}),
 			cluster("aws/team-b", "tenants", "aws").flux(ks("flux-system", "main@sha1:1111111", true), hr("cert-manager", true)),
 			cluster("aws/team-c", "tenants", "aws").flux(ks("flux-system", "main@sha1:1111111", true), ks("apps", "main@sha1:2222222", false)).set(func(n *fleet.Node) {
-				n.Version, n.Phase, n.Available = "v1.35.2", "Provisioning", "False"
-				n.ControlPlane.Ready, n.Workers.Ready = 1, 0
+				n.Version = "v1.35.2"
+				st := capi.Of(n)
+				st.Phase, st.Available = "Provisioning", "False"
+				st.ControlPlane.Ready, st.Workers.Ready = 1, 0
 			}),
 			cluster("aws/gone", "tenants", "aws").set(func(n *fleet.Node) {
-				n.LiveVersion, n.ControlPlane, n.Workers = "", nil, nil
+				n.LiveVersion = ""
+				capi.Of(n).ControlPlane, capi.Of(n).Workers = nil, nil
 				n.Error = "cannot reach https://10.0.0.9:6443: dial tcp 10.0.0.9:6443: connect: connection refused"
 			}),
 		),
@@ -88,7 +93,7 @@ func sampleFleet() *fleet.Node {
 			flux.SetDeclaredBy(n, "")
 		}),
 		cluster("bare", "faults", "vsphere").set(func(n *fleet.Node) {
-			n.Phase, n.Available = "Failed", "Unknown"
+			capi.Of(n).Phase, capi.Of(n).Available = "Failed", "Unknown"
 			flux.Set(n, &flux.Status{Objects: []flux.Object{}})
 			flux.SetDeclaredBy(n, "")
 		}),

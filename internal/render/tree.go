@@ -66,7 +66,7 @@ func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
 }
 
 // coreColumns are the tree's own columns, in order.
-var coreColumns = []string{"CLUSTER", "PROVIDER", "VERSION", "PHASE", "AVAILABLE", "CP", "WORKERS"}
+var coreColumns = []string{"CLUSTER", "VERSION"}
 
 // slot is a column of an output: the core's header, or an integration's
 // column.
@@ -362,19 +362,8 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool, slots []slot) *row {
 
 // coreCell is n's cell of a core column other than its name's.
 func coreCell(n *fleet.Node, header string) (string, int) {
-	switch header {
-	case "PROVIDER":
-		return n.Provider, plain
-	case "VERSION":
+	if header == "VERSION" {
 		return version(n), versionHealth(n)
-	case "PHASE":
-		return n.Phase, phaseHealth(n.Phase)
-	case "AVAILABLE":
-		return n.Available, map[string]int{"True": good, "False": bad, "Unknown": warn}[n.Available]
-	case "CP":
-		return replicas(n.ControlPlane), replicaHealth(n.ControlPlane)
-	case "WORKERS":
-		return replicas(n.Workers), replicaHealth(n.Workers)
 	}
 	return "", plain
 }
@@ -412,35 +401,6 @@ func versionHealth(n *fleet.Node) int {
 		return warn
 	}
 	return plain
-}
-
-func phaseHealth(phase string) int {
-	switch phase {
-	case "Provisioned":
-		return good
-	case "Failed", "Deleting":
-		return bad
-	case "":
-		return plain
-	}
-	return warn
-}
-
-func replicas(r *fleet.Replicas) string {
-	if r == nil {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", r.Ready, r.Desired)
-}
-
-func replicaHealth(r *fleet.Replicas) int {
-	switch {
-	case r == nil:
-		return plain
-	case r.Ready < r.Desired:
-		return warn
-	}
-	return good
 }
 
 // edges says how the parent reaches n ("by argocd Secret argocd/cluster-a,

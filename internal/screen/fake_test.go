@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -82,13 +83,10 @@ func (f *fakeFeed) change(edit func(*watch.Snapshot)) {
 // with Flux's Kustomizations all ready.
 func node(path, namespace string, children ...*fleet.Node) *fleet.Node {
 	name := path[strings.LastIndex(path, "/")+1:]
-	n := &fleet.Node{
-		Name: name, Namespace: namespace, Path: path, Provider: "aws", Version: "v1.36.3",
-		Phase: "Provisioned", Available: "True",
-		ControlPlane: &fleet.Replicas{Desired: 3, Ready: 3, Available: 3},
-		Workers:      &fleet.Replicas{Desired: 2, Ready: 2, Available: 2},
-		Children:     children,
-	}
+	n := &fleet.Node{Name: name, Namespace: namespace, Path: path, Version: "v1.36.3", Children: children}
+	capi.Set(n, &capi.Status{Provider: "aws", Phase: "Provisioned", Available: "True",
+		ControlPlane: &capi.Replicas{Desired: 3, Ready: 3, Available: 3},
+		Workers:      &capi.Replicas{Desired: 2, Ready: 2, Available: 2}})
 	flux.Set(n, &flux.Status{Installed: true, Kustomizations: fleet.Count{Ready: 1, Total: 1}, Revision: "main@sha1:1111111",
 		Objects: []flux.Object{{Kind: "Kustomization", Namespace: "flux-system", Name: "flux-system", Ready: "True"}}})
 	return n
@@ -98,14 +96,16 @@ func node(path, namespace string, children ...*fleet.Node) *fleet.Node {
 // tenant rolling out, the other master with a drift finding.
 func sampleFleet() *fleet.Node {
 	teamB := node("aws/team-b", "tenants")
-	teamB.Phase, teamB.Available = "Provisioning", "False"
-	teamB.ControlPlane.Ready, teamB.Workers.Ready = 1, 0
+	st := capi.Of(teamB)
+	st.Phase, st.Available = "Provisioning", "False"
+	st.ControlPlane.Ready, st.Workers.Ready = 1, 0
 	flux.Of(teamB).Kustomizations = fleet.Count{Ready: 0, Total: 1}
 	flux.Of(teamB).Objects[0].Ready, flux.Of(teamB).Objects[0].Message = "False", "health check failed"
 	edge := node("edge", "masters")
 	drift.SetFindings(edge, []fleet.Finding{{Cluster: "edge", Kind: "version", Expected: "v1.36.3", Actual: "v1.35.2"}})
 	root := node("", "", node("aws", "masters", node("aws/team-a", "tenants"), teamB), edge)
-	root.Name, root.Provider, root.Phase, root.Available, root.ControlPlane, root.Workers = "mgmt", "", "", "", nil, nil
+	root.Name = "mgmt"
+	capi.Set(root, &capi.Status{})
 	return root
 }
 

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
 )
@@ -29,7 +30,11 @@ func TestChangedRowMarked(t *testing.T) {
 	d.clock.advance(3 * time.Second)
 	d.feed.change(func(s *watch.Snapshot) {
 		teamB := s.Root.Children[0].Children[1]
-		teamB.Phase, teamB.Available, teamB.ControlPlane.Ready, teamB.Workers.Ready = "Provisioned", "True", 3, 2
+		st := *capi.Of(teamB) // a new status: the snapshot before shares the old
+		cp, w := *st.ControlPlane, *st.Workers
+		cp.Ready, w.Ready = 3, 2
+		st.Phase, st.Available, st.ControlPlane, st.Workers = "Provisioned", "True", &cp, &w
+		capi.Set(teamB, &st)
 		s.Changed["aws/team-b"] = t0.Add(2 * time.Second)
 		s.Stats.EventsLastMinute, s.Stats.LastChange = 3, t0.Add(2*time.Second)
 	})

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
@@ -15,10 +16,11 @@ func rowOf(n *fleet.Node) *Row {
 	if n == nil {
 		return nil
 	}
+	st := capi.Of(n)
 	r := &Row{
-		Path: n.Path, Name: n.Name, Namespace: n.Namespace, Provider: n.Provider, Version: n.Version,
-		LiveVersion: n.LiveVersion, Phase: n.Phase, Available: n.Available, Labels: n.Labels,
-		ControlPlane: n.ControlPlane, Workers: n.Workers, Error: n.Error,
+		Path: n.Path, Name: n.Name, Namespace: n.Namespace, Provider: st.Provider, Version: n.Version,
+		LiveVersion: n.LiveVersion, Phase: st.Phase, Available: st.Available, Labels: n.Labels,
+		ControlPlane: st.ControlPlane, Workers: st.Workers, Error: n.Error,
 	}
 	if f := flux.Of(n); f != nil {
 		r.Flux = &FluxSummary{Installed: f.Installed, Kustomizations: f.Kustomizations, HelmReleases: f.HelmReleases, Suspended: f.Suspended, Revision: f.Revision}

@@ -3,6 +3,7 @@ package watch
 import (
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -63,8 +64,8 @@ type Row struct {
 	Phase        string            `json:"phase,omitempty"`
 	Available    string            `json:"available,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
-	ControlPlane *fleet.Replicas   `json:"controlPlane,omitempty"`
-	Workers      *fleet.Replicas   `json:"workers,omitempty"`
+	ControlPlane *capi.Replicas    `json:"controlPlane,omitempty"`
+	Workers      *capi.Replicas    `json:"workers,omitempty"`
 	// Flux sums up the cluster's Flux objects: ready and total
 	// Kustomizations and HelmReleases, suspended objects, the revision.
 	Flux  *FluxSummary `json:"flux,omitempty"`
