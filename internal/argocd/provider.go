@@ -36,6 +36,9 @@ func (Provider) Kinds() provider.Kinds { return provider.Kinds{APIs: APIs()} }
 // Source is the argocd edge source.
 func (Provider) Source() reach.Source { return Source{} }
 
+// EdgeKind says an argocd edge is read from a cluster Secret.
+func (Provider) EdgeKind() fleet.EdgeKind { return fleet.EdgeKind{Kind: Edge, Object: "Secret"} }
+
 // Probes read the Applications of each cluster.
 func (Provider) Probes() []fleet.Probe[*reach.Cluster] {
 	return []fleet.Probe[*reach.Cluster]{Probe[*reach.Cluster]()}

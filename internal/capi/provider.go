@@ -47,6 +47,12 @@ func (Provider) Linker() fleet.Linker { return Linker{} }
 // infrastructure is AWS's.
 func (Provider) EnvKind() string { return "provider" }
 
+// EdgeKind says a capi edge is read from a Cluster, and goes without
+// saying: the usual way a parent holds a cluster.
+func (Provider) EdgeKind() fleet.EdgeKind {
+	return fleet.EdgeKind{Kind: Edge, Object: "Cluster", Usual: true}
+}
+
 // Source is the capi edge source.
 func (Provider) Source() reach.Source { return Source{} }
 

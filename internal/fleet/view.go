@@ -69,6 +69,16 @@ type Item struct {
 	Children []Item
 }
 
+// EdgeKind is a kind of edge as output names it: the kind of object on
+// the parent its edges are read from ("Cluster"), and whether a cluster
+// reached by it alone goes without saying.
+type EdgeKind struct {
+	Kind, Object string
+	// Usual: a cluster reached by this edge alone needs no line that says
+	// so (a CAPI Cluster, its kubeconfig Secret beside it).
+	Usual bool
+}
+
 // Span is a piece of a line an integration draws, in a style.
 type Span struct {
 	Text  string

@@ -70,6 +70,11 @@ func (p *Provider) Validate() error {
 // Source is the ocm edge source, with the chosen ServiceAccount.
 func (p *Provider) Source() reach.Source { return Source{ServiceAccount: p.ServiceAccount} }
 
+// EdgeKind says an ocm edge is read from a ManagedCluster.
+func (*Provider) EdgeKind() fleet.EdgeKind {
+	return fleet.EdgeKind{Kind: Edge, Object: "ManagedCluster"}
+}
+
 // Kubeconfig is made of the child's ManagedCluster (its URL and CA) and
 // the token of the ManagedServiceAccount the walk uses, after the policy's
 // checks, its entries named after the cluster. OCM has no user kubeconfig.

@@ -56,6 +56,8 @@ type Inventory interface {
 	Provider
 	// Source lists the clusters a cluster holds by the provider's edge.
 	Source() reach.Source
+	// EdgeKind names the provider's edge in output.
+	EdgeKind() fleet.EdgeKind
 	// Kubeconfig is the kubeconfig by which the parent reaches the child
 	// by the provider's edge, as get-kubeconfig hands it out, and where it
 	// was read from. Errors say what the operator can do.
@@ -187,6 +189,11 @@ func (s Set) APIs() []kube.API {
 // Columns are every presenter's columns, in order.
 func (s Set) Columns() []fleet.Column {
 	return gather(s, func(p Presenter) []fleet.Column { return p.Columns() })
+}
+
+// EdgeKinds are every inventory's kind of edge, in order.
+func (s Set) EdgeKinds() []fleet.EdgeKind {
+	return gather(s, func(p Inventory) []fleet.EdgeKind { return []fleet.EdgeKind{p.EdgeKind()} })
 }
 
 // DescribeParts are every explainer's part of describe, in order.

@@ -49,7 +49,7 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	}
 	field("Cluster", fmt.Sprintf("%s (%s)", fleet.DescribePath(n.Path), strings.TrimPrefix(n.Namespace+"/"+n.Name, "/")))
 	describeFields("Cluster")
-	if e := edges(n); e != "" {
+	if e := edges(n, opts.Edges); e != "" {
 		field("Reached", e)
 	}
 	describeFields("Reached")
@@ -98,7 +98,7 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		b.WriteString(st.dim.Render("none") + "\n")
 	}
 	for _, c := range d.Clusters {
-		b.WriteString(fleet.DescribePath(c.Path) + "  " + st.dim.Render(edgeList(c.Edges)) + "\n")
+		b.WriteString(fleet.DescribePath(c.Path) + "  " + st.dim.Render(edgeList(c.Edges, opts.Edges)) + "\n")
 	}
 
 	b.WriteString("\n" + st.header.Render("Drift") + "\n")

@@ -30,7 +30,7 @@ func BenchmarkRenderTree10k(b *testing.B) {
 	root := bigFleet()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := render.Tree(io.Discard, root, render.Options{Color: true, Columns: columns()}); err != nil {
+		if err := render.Tree(io.Discard, root, render.Options{Color: true, Columns: columns(), Edges: edgeKinds()}); err != nil {
 			b.Fatal(err)
 		}
 	}

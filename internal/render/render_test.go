@@ -115,7 +115,7 @@ func TestTree(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := render.Tree(&buf, sampleFleet(), render.Options{Color: tt.color, Columns: columns()}); err != nil {
+			if err := render.Tree(&buf, sampleFleet(), render.Options{Color: tt.color, Columns: columns(), Edges: edgeKinds()}); err != nil {
 				t.Fatal(err)
 			}
 			golden.Assert(t, tt.name, buf.Bytes())
@@ -208,3 +208,6 @@ func TestListItemIsTheNodeAlone(t *testing.T) {
 
 // columns are every provider's, as the commands draw them.
 func columns() []fleet.Column { return registry.Providers().Columns() }
+
+// edgeKinds are every inventory's, as the commands name them.
+func edgeKinds() []fleet.EdgeKind { return registry.Providers().EdgeKinds() }

@@ -29,6 +29,9 @@ type Options struct {
 	// Columns are the integrations' columns (provider.Set.Columns): each
 	// shown where some cluster has something in it, and in describe.
 	Columns []fleet.Column
+	// Edges are the inventories' kinds of edge (provider.Set.EdgeKinds),
+	// which the lines that say how a cluster is reached name.
+	Edges []fleet.EdgeKind
 }
 
 // engines are the integrations' columns an output shows: each where
@@ -296,7 +299,7 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 			own(leaf, n.Path, false)
 			t.Child(leaf)
 		}
-		for _, leaf := range problems(n, st, opts.Drift, opts.Columns) {
+		for _, leaf := range problems(n, st, opts.Drift, opts.Columns, opts.Edges) {
 			own(leaf, n.Path, false)
 			t.Child(leaf)
 		}
@@ -404,38 +407,36 @@ func versionHealth(n *fleet.Node) int {
 }
 
 // edges says how the parent reaches n ("by argocd Secret argocd/cluster-a,
-// capi Cluster tenants/a"), where that is not the usual one: a CAPI
-// Cluster alone, whose kubeconfig Secret is beside it.
-func edges(n *fleet.Node) string {
-	if len(n.Edges) == 1 && n.Edges[0].Kind == "capi" {
+// capi Cluster tenants/a"), where that is not the usual one (a CAPI
+// Cluster alone, whose kubeconfig Secret is beside it: EdgeKind.Usual).
+func edges(n *fleet.Node, kinds []fleet.EdgeKind) string {
+	if len(n.Edges) == 1 && edgeKind(kinds, n.Edges[0].Kind).Usual {
 		return ""
 	}
-	return edgeList(n.Edges)
+	return edgeList(n.Edges, kinds)
 }
 
 // edgeList is "by " and each edge: its kind, the kind and name of its object.
-func edgeList(es []fleet.Edge) string {
+func edgeList(es []fleet.Edge, kinds []fleet.EdgeKind) string {
 	if len(es) == 0 {
 		return ""
 	}
 	parts := make([]string, len(es))
 	for i, e := range es {
-		parts[i] = e.Kind + " " + edgeObject(e.Kind) + " " + strings.TrimPrefix(e.Namespace+"/"+e.Name, "/")
+		parts[i] = e.Kind + " " + edgeKind(kinds, e.Kind).Object + " " + strings.TrimPrefix(e.Namespace+"/"+e.Name, "/")
 	}
 	return "by " + strings.Join(parts, ", ")
 }
 
-// edgeObject names the kind of object an edge source reads on the parent.
-func edgeObject(kind string) string {
-	switch kind {
-	case "capi":
-		return "Cluster"
-	case "argocd":
-		return "Secret"
-	case "ocm":
-		return "ManagedCluster"
+// edgeKind is the kind of edge named kind; of an unknown kind, its object
+// is "object".
+func edgeKind(kinds []fleet.EdgeKind, kind string) fleet.EdgeKind {
+	for _, k := range kinds {
+		if k.Kind == kind {
+			return k
+		}
 	}
-	return "object"
+	return fleet.EdgeKind{Kind: kind, Object: "object"}
 }
 
 // problems are the leaves drawn under a cluster: how the parent reaches it
@@ -447,9 +448,9 @@ func edgeObject(kind string) string {
 //
 // With drift, the findings take the place of the integrations' problems,
 // which they include.
-func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column) []string {
+func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column, edgeKinds []fleet.EdgeKind) []string {
 	var out []string
-	if e := edges(n); e != "" {
+	if e := edges(n, edgeKinds); e != "" {
 		out = append(out, st.dim.Render("⇠ "+e))
 	}
 	if n.Error != "" {

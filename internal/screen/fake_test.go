@@ -132,7 +132,7 @@ func newDriver(t *testing.T, s watch.Snapshot, opts Options, width, height int) 
 	t.Helper()
 	d := &driver{t: t, clock: &fakeClock{now: t0}, feed: newFeed(s)}
 	opts.Now = d.clock.Now
-	opts.Columns = columns()
+	opts.Columns, opts.Edges = columns(), registry.Providers().EdgeKinds()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	d.m = newModel(ctx, d.feed, opts)

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ptytest"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
 )
@@ -131,7 +132,7 @@ func (term *terminal) restored() {
 // run starts Run on the terminal; the channel gets what it returns.
 func (term *terminal) run(ctx context.Context, feed watch.Feed, opts Options) <-chan error {
 	errc := make(chan error, 1)
-	opts.Columns = columns()
+	opts.Columns, opts.Edges = columns(), registry.Providers().EdgeKinds()
 	go func() { errc <- Run(ctx, term.tty, term.tty, feed, opts) }()
 	return errc
 }

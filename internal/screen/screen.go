@@ -36,6 +36,8 @@ type Options struct {
 	Git bool
 	// Columns are the integrations' columns (render.Options.Columns).
 	Columns []fleet.Column
+	// Edges are the inventories' kinds of edge (render.Options.Edges).
+	Edges []fleet.EdgeKind
 	// Describe returns what `kubectl fleet describe` prints of the
 	// cluster at path ("" is the root), already escaped for the
 	// terminal; enter shows it. Nil: enter says describe is not

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,6 +95,15 @@ func TestInventoryAndDescriber(t *testing.T) {
 				t.Errorf("Inventory = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// Each inventory names its edge's object; a CAPI Cluster alone is the
+// usual way a parent holds a cluster, which the tree does not spell out.
+func TestEdgeKinds(t *testing.T) {
+	want := []fleet.EdgeKind{{Kind: "capi", Object: "Cluster", Usual: true}, {Kind: "argocd", Object: "Secret"}, {Kind: "ocm", Object: "ManagedCluster"}}
+	if got := registry.Providers().EdgeKinds(); !slices.Equal(got, want) {
+		t.Errorf("EdgeKinds = %+v, want %+v", got, want)
 	}
 }
 
