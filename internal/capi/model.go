@@ -78,21 +78,3 @@ func Set(n *fleet.Node, s *Status) { n.SetFacet(Edge, s) }
 
 // Record records on what the parent says of a child its Cluster's status.
 func Record(c *fleet.Child, s *Status) { c.SetFacet(Edge, s) }
-
-// Linker gives every cluster a CAPI status, empty where no Cluster
-// describes it, so that "provider" and "phase" are in every node's JSON.
-type Linker struct{}
-
-var _ fleet.Linker = Linker{}
-
-// Listed does nothing.
-func (Linker) Listed(*fleet.Node, []fleet.Child, []string, map[string]error) {}
-
-// Link gives each cluster below root without a CAPI status an empty one.
-func (Linker) Link(root *fleet.Node) {
-	root.Walk(func(n *fleet.Node) {
-		if n.Facet(Edge) == nil {
-			Set(n, &Status{})
-		}
-	})
-}

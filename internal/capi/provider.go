@@ -40,8 +40,9 @@ func (Provider) Kinds() provider.Kinds {
 // Columns are CAPI's columns and describe lines (Columns).
 func (Provider) Columns() []fleet.Column { return Columns() }
 
-// Linker gives every cluster a CAPI status (Linker).
-func (Provider) Linker() fleet.Linker { return Linker{} }
+// Linker gives every cluster a CAPI status, empty where no Cluster
+// describes it, so that "provider" and "phase" are in every node's JSON.
+func (Provider) Linker() fleet.Linker { return fleet.Everywhere{Name: Edge, Facet: &Status{}} }
 
 // EnvKind is "provider": --env aws selects the masters whose Cluster's
 // infrastructure is AWS's.

@@ -58,32 +58,12 @@ func (d *Description) Part(key string) any {
 // MarshalJSON writes the description's fields with the integrations'
 // parts after the nodes.
 func (d *Description) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	field := func(key string, value any, omit bool) error {
-		if omit {
-			return nil
-		}
-		data, err := json.Marshal(value)
-		if err != nil {
-			return fmt.Errorf("failed to encode %s of the description: %w", key, err)
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		k, _ := json.Marshal(key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(data)
-		return nil
-	}
-	fields := []struct {
+	type field struct {
 		key   string
 		value any
-		omit  bool
-	}{
+		omit  bool // omitempty and empty
+	}
+	fields := []field{
 		{"cluster", d.Cluster, false},
 		{"capi", d.CAPI, d.CAPI == nil},
 		{"capiError", d.CAPIError, d.CAPIError == ""},
@@ -91,25 +71,29 @@ func (d *Description) MarshalJSON() ([]byte, error) {
 		{"nodesError", d.NodesError, d.NodesError == ""},
 	}
 	for _, p := range d.Parts {
-		fields = append(fields, struct {
-			key   string
-			value any
-			omit  bool
-		}{p.Key, p.Value, false})
+		fields = append(fields, field{p.Key, p.Value, false})
 	}
-	fields = append(fields, []struct {
-		key   string
-		value any
-		omit  bool
-	}{
-		{"findings", d.Findings, false},
-		{"clusters", d.Clusters, false},
-		{"clustersError", d.ClustersError, d.ClustersError == ""},
-	}...)
+	fields = append(fields,
+		field{"findings", d.Findings, false},
+		field{"clusters", d.Clusters, false},
+		field{"clustersError", d.ClustersError, d.ClustersError == ""})
+	var b bytes.Buffer
+	b.WriteByte('{')
 	for _, f := range fields {
-		if err := field(f.key, f.value, f.omit); err != nil {
-			return nil, err
+		if f.omit {
+			continue
 		}
+		data, err := json.Marshal(f.value)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode %s of the description: %w", f.key, err)
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(data)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

@@ -128,3 +128,22 @@ func TestSetParentViewTakesTheParentsFacets(t *testing.T) {
 		t.Errorf("the copy changed: %v", snapshot.Facets)
 	}
 }
+
+// Everywhere gives each cluster without the facet the default, and keeps
+// a cluster's own.
+func TestEverywhereFillsInTheFacet(t *testing.T) {
+	own := testFacet{{Key: "x", After: "path", Value: "own"}}
+	def := testFacet{{Key: "x", After: "path", Value: nil}}
+	child := &fleet.Node{Name: "child", Path: "child", Children: []*fleet.Node{}}
+	child.SetFacet("x", own)
+	root := &fleet.Node{Name: "root", Children: []*fleet.Node{child}}
+	fleet.Everywhere{Name: "x", Facet: def}.Link(root)
+	got, err := json.Marshal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"root","namespace":"","path":"","x":null,"version":"","error":"","children":[{"name":"child","namespace":"","path":"child","x":"own","version":"","error":"","children":[]}]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

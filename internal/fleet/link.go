@@ -27,3 +27,24 @@ func Link(root *Node, linkers ...Linker) {
 		l.Link(root)
 	}
 }
+
+// Everywhere is the Linker of a provider whose facet's fields are in every
+// node's JSON ("provider", "flux": null) even where nothing was read: it
+// gives every cluster without the facet Name the facet Facet. Facets are
+// never changed once set, so every such cluster shares Facet.
+type Everywhere struct {
+	Name  string
+	Facet Facet
+}
+
+// Listed does nothing.
+func (Everywhere) Listed(*Node, []Child, []string, map[string]error) {}
+
+// Link gives each cluster of the tree at root without the facet one.
+func (e Everywhere) Link(root *Node) {
+	root.Walk(func(n *Node) {
+		if n.Facet(e.Name) == nil {
+			n.SetFacet(e.Name, e.Facet)
+		}
+	})
+}

@@ -18,12 +18,8 @@ func (Linker) Listed(*fleet.Node, []fleet.Child, []string, map[string]error) {}
 // where the walk could not read one, so that "flux" is in every node's
 // JSON.
 func (Linker) Link(root *fleet.Node) {
-	root.Walk(func(n *fleet.Node) {
-		if n.Facet(facetStatus) == nil {
-			Set(n, nil)
-		}
-		LinkChildren(n)
-	})
+	fleet.Everywhere{Name: facetStatus, Facet: statusFacet{}}.Link(root)
+	root.Walk(LinkChildren)
 }
 
 // LinkChildren records again which Flux objects of n apply to each of its

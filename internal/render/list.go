@@ -138,11 +138,7 @@ func listCell(n *fleet.Node, s slot) (string, int) {
 	}
 	switch s.header {
 	case "PATH":
-		health := plain
-		if n.Error != "" || n.InvalidName {
-			health = bad
-		}
-		return flagInvalid(fleet.DisplayPath(n.Path), n), health
+		return flagInvalid(fleet.DisplayPath(n.Path), n), nameHealth(n)
 	case "NAMESPACE":
 		return dash(n.Namespace), plain
 	case "ERROR":

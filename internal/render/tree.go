@@ -72,10 +72,11 @@ func enginesOf(columns []fleet.Column, nodes ...*fleet.Node) engines {
 var coreColumns = []string{"CLUSTER", "VERSION"}
 
 // slot is a column of an output: the core's header, or an integration's
-// column.
+// column and whether some cluster shows it.
 type slot struct {
 	header string
 	column *fleet.Column
+	shown  bool
 }
 
 // layout places every column of e among the core's headers, each right
@@ -91,35 +92,26 @@ func (e engines) layout(core []string, keep func(c *fleet.Column) bool) []slot {
 	for progress := true; progress; {
 		progress = false
 		for i := range e.all {
+			if placed[i] {
+				continue
+			}
 			c := &e.all[i]
 			anchor, after := c.Before, false
 			if anchor == "" {
 				anchor, after = c.After, true
 			}
 			at := slices.IndexFunc(out, func(s slot) bool { return s.header == anchor })
-			if placed[i] || at < 0 {
+			if at < 0 {
 				continue
 			}
 			if after {
 				at++
 			}
-			out = slices.Insert(out, at, slot{header: c.Header, column: c})
+			out = slices.Insert(out, at, slot{header: c.Header, column: c, shown: e.shown[i]})
 			placed[i], progress = true, true
 		}
 	}
-	return slices.DeleteFunc(out, func(s slot) bool {
-		return s.column != nil && (!e.isShown(s.column) || !keep(s.column))
-	})
-}
-
-// isShown reports whether the column c (one of e.all) is shown.
-func (e engines) isShown(c *fleet.Column) bool {
-	for i := range e.all {
-		if &e.all[i] == c {
-			return e.shown[i]
-		}
-	}
-	return false
+	return slices.DeleteFunc(out, func(s slot) bool { return s.column != nil && (!s.shown || !keep(s.column)) })
 }
 
 // treeSlots are the tree's columns, in order.
@@ -344,10 +336,6 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool, slots []slot) *row {
 		r.cells = append(r.cells, cell)
 		r.health = append(r.health, health)
 	}
-	nameHealth := plain
-	if n.Error != "" || n.InvalidName {
-		nameHealth = bad
-	}
 	for _, s := range slots {
 		if s.column != nil {
 			cell, health := s.column.Cell(n)
@@ -356,7 +344,7 @@ func clusterRow(n *fleet.Node, depth int, isRoot bool, slots []slot) *row {
 		}
 		cell, health := coreCell(n, s.header)
 		if s.header == "CLUSTER" {
-			cell, health = name, nameHealth
+			cell, health = name, nameHealth(n)
 		}
 		add(cell, health)
 	}
@@ -369,6 +357,15 @@ func coreCell(n *fleet.Node, header string) (string, int) {
 		return version(n), versionHealth(n)
 	}
 	return "", plain
+}
+
+// nameHealth colours a cluster's name: bad when it could not be read or
+// its name is invalid.
+func nameHealth(n *fleet.Node) int {
+	if n.Error != "" || n.InvalidName {
+		return bad
+	}
+	return plain
 }
 
 // flagInvalid marks the name of a cluster whose Cluster object's name or
