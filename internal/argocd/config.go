@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -38,8 +39,9 @@ const entry = "argocd"
 // data), whose data is data: its server and config (argo-cd's
 // v1alpha1.ClusterConfig, JSON) made into a kubeconfig in memory and
 // checked by policy as any kubeconfig is. Before that, a key Argo CD's
-// config does not have is refused, as is awsAuthConfig (Argo CD runs
-// argocd-k8s-auth for it, a command). No error quotes a value.
+// config does not have is refused. awsAuthConfig becomes the exec of
+// argocd-k8s-auth that Argo CD runs for it, which the policy refuses
+// unless the operator allows that plugin. No error quotes a value.
 func Config(policy kubeconfig.Policy, src kubeconfig.Source, data map[string][]byte) (*rest.Config, error) {
 	cfg, err := Kubeconfig(src, data)
 	if err != nil {
@@ -51,11 +53,44 @@ func Config(policy kubeconfig.Policy, src kubeconfig.Source, data map[string][]b
 // Check checks cfg, the kubeconfig Kubeconfig made of the Secret src, with
 // policy, naming a refused field by its path in the Secret.
 func Check(policy kubeconfig.Policy, src kubeconfig.Source, cfg *clientcmdapi.Config) (*rest.Config, error) {
-	return policy.RESTConfigFor(src, cfg, where)
+	return policy.RESTConfigFor(src, cfg, where(cfg))
 }
+
+// The keys of Argo CD's v1alpha1.ClusterConfig and of the types under it,
+// as Argo CD 3.5 writes them (pkg/apis/application/v1alpha1/types.go,
+// v3.5.1): every key decodes; any other is refused.
+var (
+	// ClusterConfig.
+	configKeys = []string{"username", "password", "bearerToken", "tlsClientConfig", "awsAuthConfig", "execProviderConfig", "disableCompression", "proxyUrl"}
+	// TLSClientConfig.
+	tlsKeys = []string{"insecure", "serverName", "certData", "keyData", "caData"}
+	// AWSAuthConfig.
+	awsKeys = []string{"clusterName", "roleARN", "profile"}
+	// ExecProviderConfig; provideClusterInfo and config are new in 3.5.
+	execKeys = []string{"command", "args", "env", "apiVersion", "installHint", "provideClusterInfo", "config"}
+)
+
+// The exec entry Argo CD makes of awsAuthConfig (Cluster.RawRestConfig):
+// argocd-k8s-auth aws --cluster-name NAME [--role-arn ARN] [--profile P].
+const (
+	awsCommand    = "argocd-k8s-auth"
+	awsAPIVersion = "client.authentication.k8s.io/v1beta1"
+)
+
+// execFrom is the key of the extension of the kubeconfig Kubeconfig makes
+// that says which field of the config its exec entry was made of
+// (awsAuthConfig or execProviderConfig), for where. A Secret cannot set
+// it, and kubeconfig.NamedAfter does not copy it.
+const execFrom = "kubectl-fleet.argocd/exec-from"
 
 // Kubeconfig makes the kubeconfig of an Argo CD cluster Secret, as Config
 // does, without the policy's checks.
+//
+// As Argo CD does (Cluster.RawRestConfig), awsAuthConfig, when set, is the
+// credential, else execProviderConfig, else username, password and
+// bearerToken: the others are decoded, so their keys are checked, and
+// then ignored, as Argo CD ignores them. tlsClientConfig, proxyUrl and
+// disableCompression apply to every kind.
 func Kubeconfig(src kubeconfig.Source, data map[string][]byte) (*clientcmdapi.Config, error) {
 	server := string(data[KeyServer])
 	if server == "" {
@@ -66,70 +101,51 @@ func Kubeconfig(src kubeconfig.Source, data map[string][]byte) (*clientcmdapi.Co
 		return nil, kubeconfig.Invalid(src, "data."+KeyConfig, "is empty or missing")
 	}
 	d := decoder{src: src}
-	top := d.object(KeyConfig, raw, "bearerToken", "username", "password", "tlsClientConfig", "awsAuthConfig", "execProviderConfig", "proxyUrl", "disableCompression")
-	if d.err != nil {
-		return nil, d.err
-	}
-	if v, ok := top.fields["awsAuthConfig"]; ok && !isNull(v) {
-		return nil, kubeconfig.Refused(src, KeyConfig+".awsAuthConfig", "is AWS IAM authentication, for which Argo CD runs a command (argocd-k8s-auth); running a command named by a Secret is refused")
-	}
+	top := d.object(KeyConfig, raw, configKeys...)
 	cluster := &clientcmdapi.Cluster{Server: server}
 	user := &clientcmdapi.AuthInfo{}
-	user.Token = d.str(top, "bearerToken")
-	user.Username = d.str(top, "username")
-	user.Password = d.str(top, "password")
+	// First the credentials, then how to reach the server: the first
+	// wrong field named is the first Argo CD's struct has.
+	username, password, token := d.str(top, "username"), d.str(top, "password"), d.str(top, "bearerToken")
+	// proxyUrl is kept, for the policy to refuse (it changes the route).
 	cluster.ProxyURL = d.str(top, "proxyUrl")
 	cluster.DisableCompression = d.boolean(top, "disableCompression")
-	if raw, ok := top.fields["tlsClientConfig"]; ok && !isNull(raw) {
-		tls := d.object(KeyConfig+".tlsClientConfig", raw, "insecure", "serverName", "caData", "certData", "keyData")
+	if tls, ok := d.sub(top, "tlsClientConfig", tlsKeys...); ok {
+		// insecure is kept, for the policy to refuse.
 		cluster.InsecureSkipTLSVerify = d.boolean(tls, "insecure")
 		cluster.TLSServerName = d.str(tls, "serverName")
 		cluster.CertificateAuthorityData = d.bytes(tls, "caData")
 		user.ClientCertificateData = d.bytes(tls, "certData")
 		user.ClientKeyData = d.bytes(tls, "keyData")
 	}
-	if raw, ok := top.fields["execProviderConfig"]; ok && !isNull(raw) {
-		exec := d.object(KeyConfig+".execProviderConfig", raw, "command", "args", "env", "apiVersion", "installHint")
-		user.Exec = &clientcmdapi.ExecConfig{Command: d.str(exec, "command"), Args: d.strings(exec, "args"),
-			APIVersion: d.str(exec, "apiVersion"), InstallHint: d.str(exec, "installHint")}
-		env := d.stringMap(exec, "env")
-		names := make([]string, 0, len(env))
-		for name := range env {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			user.Exec.Env = append(user.Exec.Env, clientcmdapi.ExecEnvVar{Name: name, Value: env[name]})
-		}
+	aws, isAWS := d.sub(top, "awsAuthConfig", awsKeys...)
+	exec, isExec := d.sub(top, "execProviderConfig", execKeys...)
+	var awsExec, execExec *clientcmdapi.ExecConfig
+	if isAWS {
+		awsExec = d.awsExec(aws)
+	}
+	if isExec {
+		execExec = d.execProvider(exec)
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
 	cfg := clientcmdapi.NewConfig()
+	switch {
+	case isAWS:
+		user.Exec = awsExec
+		cfg.Extensions[execFrom] = &runtime.Unknown{Raw: []byte(`"awsAuthConfig"`), ContentType: runtime.ContentTypeJSON}
+	case isExec:
+		user.Exec = execExec
+		cfg.Extensions[execFrom] = &runtime.Unknown{Raw: []byte(`"execProviderConfig"`), ContentType: runtime.ContentTypeJSON}
+	default:
+		user.Username, user.Password, user.Token = username, password, token
+	}
 	cfg.Clusters[entry] = cluster
 	cfg.AuthInfos[entry] = user
 	cfg.Contexts[entry] = &clientcmdapi.Context{Cluster: entry, AuthInfo: entry}
 	cfg.CurrentContext = entry
 	return cfg, nil
-}
-
-// where is the path, from the Secret's data, of the field of the config
-// that the kubeconfig field at path was made of.
-func where(path string) string {
-	c, u := "clusters["+entry+"].", "users["+entry+"]."
-	switch {
-	case path == c+"server":
-		return "data." + KeyServer
-	case path == c+"insecure-skip-tls-verify":
-		return KeyConfig + ".tlsClientConfig.insecure"
-	case path == c+"proxy-url":
-		return KeyConfig + ".proxyUrl"
-	case path == c+"certificate-authority-data":
-		return KeyConfig + ".tlsClientConfig.caData"
-	case strings.HasPrefix(path, u+"exec"):
-		return KeyConfig + ".execProviderConfig" + strings.TrimPrefix(path, u+"exec")
-	}
-	return KeyConfig
 }
 
 // decoder reads the fields of a JSON config, keeping the first error; its
@@ -143,6 +159,71 @@ type decoder struct {
 type object struct {
 	path   string
 	fields map[string]json.RawMessage
+}
+
+// awsExec is the exec entry Argo CD makes of awsAuthConfig, o: its flags
+// in Argo CD's order, each optional one only when set.
+func (d *decoder) awsExec(o object) *clientcmdapi.ExecConfig {
+	args := []string{"aws", "--cluster-name", d.str(o, "clusterName")}
+	if arn := d.str(o, "roleARN"); arn != "" {
+		args = append(args, "--role-arn", arn)
+	}
+	if profile := d.str(o, "profile"); profile != "" {
+		args = append(args, "--profile", profile)
+	}
+	return &clientcmdapi.ExecConfig{Command: awsCommand, Args: args, APIVersion: awsAPIVersion}
+}
+
+// execProvider is the exec entry of execProviderConfig, o, its env sorted
+// by name.
+func (d *decoder) execProvider(o object) *clientcmdapi.ExecConfig {
+	exec := &clientcmdapi.ExecConfig{Command: d.str(o, "command"), Args: d.strings(o, "args"),
+		APIVersion: d.str(o, "apiVersion"), InstallHint: d.str(o, "installHint"),
+		ProvideClusterInfo: d.boolean(o, "provideClusterInfo")}
+	env := d.stringMap(o, "env")
+	names := make([]string, 0, len(env))
+	for name := range env {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		exec.Env = append(exec.Env, clientcmdapi.ExecEnvVar{Name: name, Value: env[name]})
+	}
+	// config is data for the plugin (ExecCredential.Spec.Cluster.Config,
+	// a kubeconfig's cluster extension client.authentication.k8s.io/exec).
+	// It is valid JSON, the config having decoded, and harmless; it is
+	// ignored, as the policy gives no plugin config data (it clears
+	// ExecConfig.Config).
+	return exec
+}
+
+// where maps the path of a kubeconfig field of cfg, made by Kubeconfig, to
+// the path, from the Secret's data, of the field of the config it was made
+// of.
+func where(cfg *clientcmdapi.Config) func(path string) string {
+	execField := "execProviderConfig"
+	if u, ok := cfg.Extensions[execFrom].(*runtime.Unknown); ok && string(u.Raw) == `"awsAuthConfig"` {
+		execField = "awsAuthConfig"
+	}
+	return func(path string) string {
+		c, u := "clusters["+entry+"].", "users["+entry+"]."
+		switch {
+		case path == c+"server":
+			return "data." + KeyServer
+		case path == c+"insecure-skip-tls-verify":
+			return KeyConfig + ".tlsClientConfig.insecure"
+		case path == c+"proxy-url":
+			return KeyConfig + ".proxyUrl"
+		case path == c+"certificate-authority-data":
+			return KeyConfig + ".tlsClientConfig.caData"
+		case strings.HasPrefix(path, u+"exec") && execField == "awsAuthConfig":
+			// Its args are made of awsAuthConfig's fields, not named by it.
+			return KeyConfig + ".awsAuthConfig"
+		case strings.HasPrefix(path, u+"exec"):
+			return KeyConfig + ".execProviderConfig" + strings.TrimPrefix(path, u+"exec")
+		}
+		return KeyConfig
+	}
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
@@ -179,6 +260,16 @@ func (d *decoder) object(path string, raw json.RawMessage, known ...string) obje
 		}
 	}
 	return o
+}
+
+// sub decodes the object at key of o, refusing a key not in known; ok is
+// whether it is set (not absent nor null).
+func (d *decoder) sub(o object, key string, known ...string) (object, bool) {
+	raw, ok := o.fields[key]
+	if d.err != nil || !ok || isNull(raw) {
+		return object{path: o.path + "." + key}, false
+	}
+	return d.object(o.path+"."+key, raw, known...), true
 }
 
 // field decodes the key of o into v, a pointer; what names v's type in errors.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 management clusters are still common: reading falls back to it
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -82,9 +83,20 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	found := make([]reach.Found, len(children))
 	for i, child := range children {
 		child.Edges = []fleet.Edge{{Kind: Edge, Namespace: child.Namespace, Name: child.Name}}
-		found[i] = reach.Found{Child: child, Endpoint: func() string { return ahead.endpoint(child) }, Config: reach.KubeconfigConfig(func(ctx context.Context) (kubeconfig.Source, []byte, error) {
-			return childKubeconfig(ctx, conn, ahead, child)
-		})}
+		found[i] = reach.Found{Child: child, Endpoint: func() string { return ahead.endpoint(child) }, Config: func(ctx context.Context, p kubeconfig.Policy) (*rest.Config, error) {
+			src, data, err := childKubeconfig(ctx, conn, ahead, child, p.Credentials)
+			if err != nil {
+				return nil, err
+			}
+			cfg, err := p.RESTConfig(src, data)
+			if err != nil {
+				return nil, err
+			}
+			if r := refresherOf(child); r.provider != "" && kubeconfig.CredentialOf(cfg) == kubeconfig.CredentialToken {
+				cfg.Wrap(expiredToken(src, r))
+			}
+			return cfg, nil
+		}}
 	}
 	return found, nil
 }
@@ -134,6 +146,9 @@ func keepKubeconfigs(children []fleet.Child, secrets *corev1.SecretList) *readAh
 	want := map[string]bool{}
 	for _, ch := range children {
 		want[ch.Namespace+"/"+ch.KubeconfigSecret] = true
+		for _, n := range UserKubeconfigSecretNames(ch.Name) {
+			want[ch.Namespace+"/"+n] = true
+		}
 	}
 	r := &readAhead{kubeconfigs: map[string][]byte{}}
 	for i := range secrets.Items {
@@ -180,8 +195,34 @@ func (r *readAhead) endpoint(child fleet.Child) string {
 }
 
 // childKubeconfig is the child's kubeconfig from its Secret on the parent
-// conn reaches: read ahead by Children, or read now.
-func childKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, child fleet.Child) (kubeconfig.Source, []byte, error) {
+// conn reaches, the one creds ask for: read ahead by Children, or read
+// now. With creds.User, the provider's user kubeconfig; where there is
+// none, the admin kubeconfig when its user is itself a plugin (CAPZ's ASO
+// AKS with local accounts disabled) or creds.Admin allows it.
+func childKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, child fleet.Child, creds kubeconfig.Credentials) (kubeconfig.Source, []byte, error) {
+	if creds.User {
+		names := UserKubeconfigSecretNames(child.Name)
+		for _, n := range names {
+			if data, ok := ahead.take(child.Namespace, n); ok {
+				return kubeconfig.Source{Namespace: child.Namespace, Name: n, Key: KubeconfigKey}, data, nil
+			}
+		}
+		src, data, err := ReadKubeconfig(ctx, conn, child.Namespace, names...)
+		if !errors.Is(err, ErrSecretNotFound) {
+			return src, data, err
+		}
+	}
+	src, data, err := adminKubeconfig(ctx, conn, ahead, child)
+	if err != nil || !creds.User || creds.Admin || isUserKubeconfig(src, data) {
+		return src, data, err
+	}
+	names := UserKubeconfigSecretNames(child.Name)
+	return src, nil, fmt.Errorf("cluster %s/%s has no user kubeconfig (secret %s/%s or %s/%s), and its %s holds the cluster's own credentials: walk with --credentials user,admin to use them",
+		child.Namespace, child.Name, child.Namespace, names[0], child.Namespace, names[1], src)
+}
+
+// adminKubeconfig is the kubeconfig CAPI keeps for the child.
+func adminKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, child fleet.Child) (kubeconfig.Source, []byte, error) {
 	src := kubeconfig.Source{Namespace: child.Namespace, Name: child.KubeconfigSecret, Key: KubeconfigKey}
 	if data, ok := ahead.take(child.Namespace, child.KubeconfigSecret); ok {
 		return src, data, nil
@@ -194,6 +235,17 @@ func childKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, chi
 		return src, nil, err
 	}
 	return src, data, nil
+}
+
+// isUserKubeconfig reports whether a kubeconfig's user logs in with a
+// plugin alone: no certificate, token or password of its own.
+func isUserKubeconfig(src kubeconfig.Source, data []byte) bool {
+	in, err := kubeconfig.Inspect(src, data)
+	if err != nil {
+		return false
+	}
+	u := in.User
+	return u.Exec != nil && len(u.ClientCertificateData) == 0 && u.Token == "" && u.Password == ""
 }
 
 // ErrSecretNotFound marks a kubeconfig Secret that does not exist.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -95,7 +96,7 @@ func TestChildrenFromV1beta2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]fleet.Child{wantTeamA()}, got); diff != "" {
+	if diff := cmp.Diff([]fleet.Child{wantTeamA()}, got, cmpopts.IgnoreUnexported(Status{})); diff != "" {
 		t.Errorf("children (-want +got):\n%s", diff)
 	}
 }
@@ -125,7 +126,7 @@ func TestChildrenFallBackToV1beta1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]fleet.Child{wantTeamA()}, got); diff != "" {
+	if diff := cmp.Diff([]fleet.Child{wantTeamA()}, got, cmpopts.IgnoreUnexported(Status{})); diff != "" {
 		t.Errorf("children (-want +got):\n%s", diff)
 	}
 }

@@ -50,6 +50,7 @@ func childFromV1beta2(c *clusterv1.Cluster) fleet.Child {
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
 	st := &Status{Provider: InfraProvider(c.Spec.InfrastructureRef.Kind), Phase: c.Status.Phase}
+	st.refresh = refresherFor(c.Spec.ControlPlaneRef.Kind, c.Spec.Paused != nil && *c.Spec.Paused)
 	if cond := apimeta.FindStatusCondition(c.Status.Conditions, clusterv1.AvailableCondition); cond != nil {
 		st.Available = string(cond.Status)
 	}
@@ -85,6 +86,9 @@ func childFromV1beta1(c *clusterv1beta1.Cluster) fleet.Child {
 		KubeconfigSecret: KubeconfigSecretName(c.Name),
 	}
 	st := &Status{Phase: c.Status.Phase}
+	if ref := c.Spec.ControlPlaneRef; ref != nil {
+		st.refresh = refresherFor(ref.Kind, c.Spec.Paused)
+	}
 	if c.Spec.InfrastructureRef != nil {
 		st.Provider = InfraProvider(c.Spec.InfrastructureRef.Kind)
 	}

@@ -18,6 +18,10 @@ type Status struct {
 	Available    string
 	ControlPlane *Replicas
 	Workers      *Replicas
+
+	// refresh is who refreshes a token in the Cluster's kubeconfig
+	// Secret, and whether the Cluster is paused.
+	refresh refresher
 }
 
 // Replicas counts machines of a control plane or of the workers.

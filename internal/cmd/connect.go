@@ -31,7 +31,11 @@ func (o *RootOptions) connector(policy kubeconfig.Policy, shortLived bool) (*rea
 	if o.Getenv(envRequestLog) != "" && o.requests == nil {
 		o.requests = kube.NewRequestLog()
 	}
-	return &reach.Connector{Policy: policy, Sources: o.Providers.Sources(), Kube: kube.NewConnector(s, o.Providers.APIs(), kube.Options{
+	route, err := o.routes()
+	if err != nil {
+		return nil, err
+	}
+	return &reach.Connector{Policy: policy, Sources: o.Providers.Sources(), Route: route, Kube: kube.NewConnector(s, o.Providers.APIs(), kube.Options{
 		UserAgent:  "kubectl-fleet/" + version.Get().Version,
 		Requests:   o.requests,
 		Dial:       o.deps.Dial,
@@ -65,6 +69,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy, shortLived bool) (*r
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to configure the root cluster from your kubeconfig (pick a context with --context, or a file with --kubeconfig or KUBECONFIG): %w", err)
 	}
+	o.applyKubercToRoot(cfg)
 	if name == "" {
 		name = kube.RedactURL(cfg.Host)
 	}
@@ -152,24 +157,5 @@ func (o *RootOptions) showProgress(line func() string) func() {
 	return func() {
 		close(done)
 		wg.Wait()
-	}
-}
-
-// policy is the kubeconfig policy of this invocation: the strict default
-// plus the --allow-exec allowlist, announcing on stderr each allowed plugin
-// before its first use.
-func (o *RootOptions) policy() kubeconfig.Policy {
-	var mu sync.Mutex
-	announced := map[string]bool{}
-	return kubeconfig.Policy{
-		AllowExec: o.AllowExec,
-		OnExec: func(src kubeconfig.Source, command string) {
-			mu.Lock()
-			defer mu.Unlock()
-			if !announced[command] {
-				announced[command] = true
-				printLine(o.ErrOut, "warning: running exec credential plugin %s, named by %s (allowed by --%s)", command, src, flagAllowExec)
-			}
-		},
 	}
 }

@@ -226,6 +226,12 @@ func (o *ExecOptions) runOne(ctx context.Context, dir string, i int, n *fleet.No
 	}
 	cmd := exec.CommandContext(ctx, o.Kubectl, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	if n.Path != "" {
+		// A cluster reached through its parent goes through the proxy its
+		// route names, in its kubeconfig, or none: never the
+		// environment's.
+		cmd.Env = append(cmd.Env, "HTTPS_PROXY=", "https_proxy=", "HTTP_PROXY=", "http_proxy=", "ALL_PROXY=", "all_proxy=")
+	}
 	var buf bytes.Buffer
 	var w io.Writer = &buf
 	if !o.Group {

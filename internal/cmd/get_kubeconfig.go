@@ -164,9 +164,13 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("cluster %s: no edge of %s leads to it that kubectl fleet can follow", target.Path, fleet.DescribePath(target.ParentPath))
 	}
+	// Walking as yourself (--credentials user) hands out the user
+	// kubeconfig too; user,admin, the admin one as before.
+	policy := o.policy()
+	user := o.User || (policy.Credentials.User && !policy.Credentials.Admin)
 	src, data, err := inv.Kubeconfig(ctx, provider.KubeconfigRequest{
 		Parent: target.Parent.Kube(), ParentPath: target.ParentPath, Path: target.Path,
-		Child: target.Child, Edge: e, User: o.User, Policy: o.policy(),
+		Child: target.Child, Edge: e, User: user, Policy: policy,
 	})
 	if err != nil {
 		return err

@@ -127,11 +127,11 @@ func TestGetKubeconfigPathErrors(t *testing.T) {
 
 func TestGetKubeconfigUserSecrets(t *testing.T) {
 	tests := []struct {
-		path, secret string
-		args         []string
+		path, secret, command string
+		args                  []string
 	}{
-		{"aws/team-a", "tenants/team-a-user-kubeconfig", []string{"eks", "get-token", "--cluster-name", "team-a"}},
-		{"azure/team-x", "tenants/team-x-kubeconfig-user", []string{"get-token", "--login", "azurecli"}},
+		{"aws/team-a", "tenants/team-a-user-kubeconfig", sandbox.PluginAWS, []string{"eks", "get-token", "--cluster-name", "tenants_team-a"}},
+		{"azure/team-x", "tenants/team-x-kubeconfig-user", sandbox.PluginKubelogin, []string{"get-token", "--login", "azurecli"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -147,13 +147,13 @@ func TestGetKubeconfigUserSecrets(t *testing.T) {
 						t.Fatal(err)
 					}
 					plugin := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo].Exec
-					if plugin == nil || plugin.Command != f.fleet.ExecPluginPath() || !strings.HasPrefix(strings.Join(plugin.Args, " "), strings.Join(tt.args, " ")) {
+					if plugin == nil || plugin.Command != tt.command || !strings.HasPrefix(strings.Join(plugin.Args, " "), strings.Join(tt.args, " ")) {
 						t.Errorf("user kubeconfig exec = %+v, want the provider's plugin with %v", plugin, tt.args)
 					}
 					if !strings.Contains(r.stderr, "warning: secret "+tt.secret+" runs a command to get credentials, which kubectl will run (kubectl fleet did not)") {
 						t.Errorf("stderr %q does not warn of the exec plugin", r.stderr)
 					}
-					if _, err := os.Stat(f.fleet.ExecMarker()); !os.IsNotExist(err) {
+					if _, err := os.Stat(f.fleet.PluginMarker(tt.command)); !os.IsNotExist(err) {
 						t.Errorf("the user kubeconfig's plugin ran (marker: %v)", err)
 					}
 				})

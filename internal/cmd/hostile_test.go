@@ -602,7 +602,7 @@ func TestHostileHubChildrenAreReportedEach(t *testing.T) {
 		"argo-bad-ca":       "secret argocd/cluster-argo-bad-ca: field config.tlsClientConfig.caData: is not base64 data",
 		"argo-unknown-key":  `secret argocd/cluster-argo-unknown-key: field config.evil\x1b[2J\x1b]0;pwned\a\x1b]52;c;cm0gLXJmIH4=\a\n: is not a field of Argo CD's cluster config`,
 		"argo-exec":         `secret argocd/cluster-argo-exec: field config.execProviderConfig: is an exec credential plugin ("/bin/sh\x1b[2J`,
-		"argo-awsauth":      "secret argocd/cluster-argo-awsauth: field config.awsAuthConfig: is AWS IAM authentication",
+		"argo-awsauth":      "secret argocd/cluster-argo-awsauth: field config.awsAuthConfig: is an exec credential plugin (\"argocd-k8s-auth\")",
 		"argo-insecure":     "secret argocd/cluster-argo-insecure: field config.tlsClientConfig.insecure: turns off server certificate checks",
 		"argo-no-server":    "secret argocd/cluster-argo-no-server: field data.server: is empty or missing",
 		"argo-evil-server":  "secret argocd/cluster-argo-evil-server: field data.server: is not an http(s) URL",

@@ -230,7 +230,7 @@ func TestArgoCDCredentialsAreRefusedOnTheirNode(t *testing.T) {
 	root := decode[fleet.Node](t, r)
 	want := map[string]string{
 		"argo-exec":     "secret argocd/cluster-argo-exec: field config.execProviderConfig: is an exec credential plugin",
-		"argo-awsauth":  "secret argocd/cluster-argo-awsauth: field config.awsAuthConfig: is AWS IAM authentication",
+		"argo-awsauth":  "secret argocd/cluster-argo-awsauth: field config.awsAuthConfig: is an exec credential plugin (\"argocd-k8s-auth\")",
 		"argo-insecure": "secret argocd/cluster-argo-insecure: field config.tlsClientConfig.insecure: turns off server certificate checks",
 		"argo-proxy":    "secret argocd/cluster-argo-proxy: field config.proxyUrl: would route the connection through a proxy",
 		"argo-garbage":  "secret argocd/cluster-argo-garbage: field config: is not a JSON object",

@@ -310,3 +310,17 @@ func TestInterruptedCommandsEndAlike(t *testing.T) {
 		}
 	}
 }
+
+// startPluginWith starts the plugin binary with env and args.
+func startPluginWith(tb testing.TB, env []string, args ...string) *pluginProcess {
+	tb.Helper()
+	p := &pluginProcess{cmd: exec.Command(plugin(tb), args...), done: make(chan error, 1)}
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	tb.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	return p
+}

@@ -52,9 +52,14 @@ type RootOptions struct {
 	genericiooptions.IOStreams
 	// Color is auto, always or never.
 	Color string
-	// AllowExec lists exec credential plugins, by absolute path, that
+	// AllowExec lists exec credential plugins, by name or path, that
 	// kubeconfigs read from Secrets may run while walking.
 	AllowExec []string
+	// Kuberc is kubectl's --kuberc: the file of the operator's credential
+	// plugin policy. FleetConfig is kubectl fleet's own settings file.
+	Kuberc, FleetConfig string
+	// Credentials is --credentials: admin, user or user,admin.
+	Credentials string
 	// Providers are the integrations, from the registry: their flags are
 	// among the root's, and everything the commands reach of an
 	// integration goes through them.
@@ -67,6 +72,10 @@ type RootOptions struct {
 
 	requests *kube.RequestLog
 	deps     Deps
+
+	// loaded are the operator's settings, read once (loadSettings): a
+	// pointer, shared by the copies of the options a command makes.
+	loaded *loadedSettings
 }
 
 // Deps are what the commands reach clusters with. The zero value is the
@@ -94,6 +103,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 		Getenv:      os.Getenv,
 		Name:        name,
 		Providers:   registry.Providers(),
+		loaded:      &loadedSettings{},
 	}
 	root := &cobra.Command{
 		Use:   binary,
@@ -119,7 +129,10 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 	flags := root.PersistentFlags()
 	o.ConfigFlags.AddFlags(flags)
 	flags.StringVar(&o.Color, flagColor, o.Color, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
-	flags.StringSliceVar(&o.AllowExec, flagAllowExec, nil, "Exec credential plugins, by absolute path, that kubeconfigs read from Secrets may run (comma-separated; refused otherwise)")
+	flags.StringSliceVar(&o.AllowExec, flagAllowExec, nil, "Exec credential plugins, by name (found on PATH) or path, that kubeconfigs read from Secrets may run, beside kuberc's credentialPluginAllowlist (comma-separated)")
+	flags.StringVar(&o.Kuberc, flagKuberc, "", "Path to the kuberc file whose credentialPluginPolicy and credentialPluginAllowlist apply (default KUBERC, else ~/.kube/kuberc)")
+	flags.StringVar(&o.FleetConfig, flagFleetConfig, "", "Path to kubectl fleet's config file: allowed plugins tied to servers, default credentials, routes (default ~/.kube/fleet.yaml)")
+	flags.StringVar(&o.Credentials, flagCredentials, "", "Which kubeconfig reaches each cluster: admin (CAPI's CLUSTER-kubeconfig), user (the provider's user kubeconfig, which logs in as you), or user,admin (user, else admin); default the fleet config's, else admin")
 	o.Providers.AddFlags(flags)
 	addKlogVerbosity(root)
 	completeValues(root, flagColor, colorAuto, colorAlways, colorNever)
@@ -208,8 +221,9 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	return exitCode(streams.ErrOut, err)
 }
 
-// validateShared checks the flags every command shares: --color,
-// --allow-exec and the providers' own.
+// validateShared checks the flags every command shares: --color, the
+// operator's settings (kuberc, the fleet config, --allow-exec,
+// --credentials) and the providers' own.
 func (o *RootOptions) validateShared() error {
 	var errs []error
 	switch o.Color {
@@ -217,10 +231,8 @@ func (o *RootOptions) validateShared() error {
 	default:
 		errs = append(errs, fmt.Errorf("invalid --%s %q: use auto, always or never", flagColor, o.Color))
 	}
-	for _, p := range o.AllowExec {
-		if !filepath.IsAbs(p) {
-			errs = append(errs, fmt.Errorf("invalid --%s %q: give the plugin's absolute path", flagAllowExec, p))
-		}
+	if _, err := o.loadSettings(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(append(errs, o.Providers.Validate())...)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
@@ -123,7 +122,7 @@ func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []strin
 	}
 	// A TAB prints nothing on the terminal: exec plugins the operator
 	// allowed run without being announced.
-	root, _, err := o.rootCluster(kubeconfig.Policy{AllowExec: o.AllowExec}, false)
+	root, _, err := o.rootCluster(o.quietPolicy(), false)
 	if err != nil {
 		return nil
 	}

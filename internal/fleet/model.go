@@ -31,6 +31,14 @@ type Node struct {
 	// ProbeErrors are the reads of the walk's probes that failed, by probe
 	// name; the cluster itself was read.
 	ProbeErrors map[string]string `json:"probeErrors,omitempty"`
+	// Credential names what reached the cluster (its Cluster's
+	// Credential): "admin" (a client certificate), "user" (an exec plugin:
+	// the operator's own identity), "token", "password", "kubeconfig"
+	// (the operator's own kubeconfig).
+	Credential string `json:"credential,omitempty"`
+	// Route is the route the operator chose to the cluster, if any (its
+	// Cluster's RouteName): a proxy, or a context of their own.
+	Route string `json:"route,omitempty"`
 	// KubeconfigSecret is the Secret, in Namespace on the parent, that holds
 	// the cluster's kubeconfig.
 	KubeconfigSecret string `json:"-"`

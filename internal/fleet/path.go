@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -128,4 +129,20 @@ func Plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+type pathKey struct{}
+
+// WithPath is ctx for connecting to the cluster at path: a Cluster's
+// Connect reads it (PathOf) to reach the cluster as the operator said for
+// that path (a route).
+func WithPath(ctx context.Context, path string) context.Context {
+	return context.WithValue(ctx, pathKey{}, path)
+}
+
+// PathOf is the path of the cluster ctx connects to (WithPath); "" when
+// unknown.
+func PathOf(ctx context.Context) string {
+	p, _ := ctx.Value(pathKey{}).(string)
+	return p
 }

@@ -52,7 +52,7 @@ func Resolve[C Cluster[C]](ctx context.Context, root C, path []Segment, timeout 
 			return &Target[C]{Path: childPath, Parent: cur, ParentPath: curPath, Child: children[idx]}, nil
 		}
 		hop, cancel = hopContext(ctx, timeout)
-		next, err := cur.Connect(hop, children[idx])
+		next, err := cur.Connect(WithPath(hop, childPath), children[idx])
 		cancel()
 		if err != nil {
 			return nil, &PathError{Path: full, Parent: childPath, Segment: path[i+1], Cause: err.Error()}
@@ -91,7 +91,7 @@ func ChildPaths[C Cluster[C]](ctx context.Context, root C, path []Segment, timeo
 		}
 		hop, cancel := hopContext(ctx, timeout)
 		defer cancel()
-		if cur, err = target.Parent.Connect(hop, target.Child); err != nil {
+		if cur, err = target.Parent.Connect(WithPath(hop, target.Path), target.Child); err != nil {
 			return nil, err
 		}
 		defer cur.Close()

@@ -44,7 +44,7 @@ func Subtree[C Cluster[C]](ctx context.Context, chain []*Node, parentConn C, seg
 	node := newNode(parent.Path, seg, child)
 	w.clusters.Add(1)
 	w.opts.Progress.Found.Add(1)
-	w.visit(ctx, node, func(ctx context.Context) (C, error) { return parentConn.Connect(ctx, child) }, ancestorsOf(chain), selection{root: true}, func() {})
+	w.visit(ctx, node, func(ctx context.Context) (C, error) { return parentConn.Connect(WithPath(ctx, node.Path), child) }, ancestorsOf(chain), selection{root: true}, func() {})
 	w.wg.Wait()
 	Link(node, opts.Linkers...)
 	return &Result[C]{Root: node, Selected: []*Node{node}, conns: w.conns}

@@ -14,6 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
+// Credentialed is a Cluster that says what reached it (Node.Credential)
+// and by which of the operator's routes (Node.Route, "" for none).
+type Credentialed interface {
+	Credential() string
+	RouteName() string
+}
+
 // Cluster is a connection to one cluster of the fleet, of type C: the walk
 // hands the connections it made back typed, so that what runs after it
 // (Flux operations, and later diff, describe, exec) needs no type
@@ -417,7 +424,7 @@ func (w *walker[C]) visit(ctx context.Context, node *Node, connect func(context.
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			w.visit(ctx, n, func(ctx context.Context) (C, error) { return r.conn.Connect(ctx, child) }, ancestors, cs, release)
+			w.visit(ctx, n, func(ctx context.Context) (C, error) { return r.conn.Connect(WithPath(ctx, n.Path), child) }, ancestors, cs, release)
 		}()
 	}
 	release()
@@ -495,6 +502,9 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 	if err != nil {
 		node.Error = err.Error()
 		return r
+	}
+	if c, ok := any(conn).(Credentialed); ok {
+		node.Credential, node.Route = c.Credential(), c.RouteName()
 	}
 	var (
 		wg                          sync.WaitGroup

@@ -143,9 +143,11 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	// A Proxy function makes client-go build a transport for this
 	// connection alone, instead of sharing one from its global cache with
 	// every config of the same TLS settings: each cluster gets its own
-	// connection, and closing it closes nothing else. The proxy is the one
-	// client-go would use: the environment's.
-	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
+	// connection, and closing it closes nothing else. The proxy is the
+	// config's, else the one client-go would use: the environment's.
+	if cfg.Proxy == nil {
+		cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
+	}
 	// The wrapper records what it wraps in transports, not in the Conn:
 	// client-go keeps the wrapper in the transport's configuration, which
 	// each HTTP/2 connection holds until 30 s after it is closed (its read

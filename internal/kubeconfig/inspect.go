@@ -79,7 +79,8 @@ func Inspect(src Source, data []byte) (*Inspection, error) {
 	in := &Inspection{Context: name, Cluster: cluster, User: user, Exec: user.Exec, Admin: inMasters(user.ClientCertificateData), context: kctx}
 	in.Refused = clusterViolations(src, kctx.Cluster, cluster)
 	// Exec is reported on its own: a user kubeconfig legitimately runs one.
-	for _, v := range (Policy{}).userViolations(src, kctx.AuthInfo, user) {
+	_, violations := (Policy{}).userViolations(src, kctx.AuthInfo, user, cluster.Server)
+	for _, v := range violations {
 		if v.Field != "users["+kctx.AuthInfo+"].exec" {
 			in.Refused = append(in.Refused, v)
 		}
@@ -91,7 +92,8 @@ func Inspect(src Source, data []byte) (*Inspection, error) {
 	}
 	for _, n := range slices.Sorted(maps.Keys(cfg.AuthInfos)) {
 		if n != kctx.AuthInfo && cfg.AuthInfos[n] != nil {
-			in.LeftOut = append(in.LeftOut, (Policy{}).userViolations(src, n, cfg.AuthInfos[n])...)
+			_, violations := (Policy{}).userViolations(src, n, cfg.AuthInfos[n], "")
+			in.LeftOut = append(in.LeftOut, violations...)
 		}
 	}
 	return in, nil

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path/filepath"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -67,13 +66,72 @@ func (e *FieldError) Unwrap() error { return e.kind }
 // Policy decides which parts of an untrusted kubeconfig may be used.
 // The zero value is the strictest policy and the default.
 type Policy struct {
-	// AllowExec lists, by absolute path, the exec credential plugins that a
-	// kubeconfig read from a Secret may run. Nothing else re-enables a
-	// refused field.
-	AllowExec []string
+	// Plugins decides which exec credential plugins a kubeconfig read
+	// from a Secret may run. Nothing else re-enables a refused field.
+	Plugins Plugins
 	// OnExec, when set, is called before an allowed exec plugin is
 	// configured for a connection, so the operator can be told.
-	OnExec func(src Source, command string)
+	OnExec func(src Source, command string, d Decision)
+	// Credentials says which kubeconfig a walk reaches a cluster by, when
+	// its parent holds several.
+	Credentials Credentials
+	// OnRefusedExec, when set, is called when a plugin is refused while
+	// the user's kuberc allows every plugin (no policy, or AllowAll): that
+	// policy is for the user's own kubeconfigs, not for those read from
+	// Secrets, and the operator is told so.
+	OnRefusedExec func()
+}
+
+// Credentials says which of a cluster's kubeconfigs a walk reaches it
+// by, where its parent holds several: an admin one (CAPI's
+// <cluster>-kubeconfig, credentials of the cluster's own) and one for
+// people (a provider's user kubeconfig, which runs a plugin that logs in
+// as the operator). The zero value is the admin one.
+type Credentials struct {
+	// User reads the user kubeconfig; with Admin too, the admin one where
+	// there is no user kubeconfig.
+	User, Admin bool
+}
+
+func (c Credentials) String() string {
+	switch {
+	case c.User && c.Admin:
+		return "user,admin"
+	case c.User:
+		return "user"
+	}
+	return "admin"
+}
+
+// What reached a cluster (CredentialOf).
+const (
+	// CredentialAdmin is a client certificate: the cluster's own
+	// credentials (CAPI's admin kubeconfig).
+	CredentialAdmin = "admin"
+	// CredentialUser is an exec plugin: the operator's own identity.
+	CredentialUser = "user"
+	// CredentialToken is a bearer token (a cloud's short-lived token, a
+	// ServiceAccount's).
+	CredentialToken = "token"
+	// CredentialPassword is basic authentication.
+	CredentialPassword = "password"
+	// CredentialKubeconfig is a context of the operator's own kubeconfig.
+	CredentialKubeconfig = "kubeconfig"
+)
+
+// CredentialOf names what cfg, built by the policy, authenticates with.
+func CredentialOf(cfg *rest.Config) string {
+	switch {
+	case cfg.ExecProvider != nil:
+		return CredentialUser
+	case len(cfg.CertData) > 0:
+		return CredentialAdmin
+	case cfg.BearerToken != "":
+		return CredentialToken
+	case cfg.Username != "":
+		return CredentialPassword
+	}
+	return ""
 }
 
 // RESTConfig validates data, a kubeconfig from src, and returns a rest.Config
@@ -137,7 +195,8 @@ func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, 
 	if err := checkCluster(src, kctx.Cluster, cluster); err != nil {
 		return nil, err
 	}
-	if err := p.checkUser(src, kctx.AuthInfo, user); err != nil {
+	decision, err := p.checkUser(src, kctx.AuthInfo, user, cluster.Server)
+	if err != nil {
 		return nil, err
 	}
 	// Last: what is refused is said first, whatever else is wrong.
@@ -158,11 +217,17 @@ func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, 
 	}
 	if user.Exec != nil {
 		exec := *user.Exec
+		// The command that runs is the one the policy resolved and
+		// allowed, and client-go checks it again (its PluginPolicy, as
+		// kubectl sets it from kuberc). The plugin never gets a terminal.
+		exec.Command = decision.Path
+		exec.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: decision.Path}}}
 		exec.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
+		exec.StdinUnavailable = true
 		exec.Config = nil
 		out.ExecProvider = &exec
 		if p.OnExec != nil {
-			p.OnExec(src, exec.Command)
+			p.OnExec(src, user.Exec.Command, decision)
 		}
 	}
 	return out, nil
@@ -183,20 +248,6 @@ func currentContext(src Source, cfg *clientcmdapi.Config) (string, *clientcmdapi
 		return "", nil, &FieldError{Source: src, Field: "current-context", Reason: "names a context that the kubeconfig does not define", kind: ErrInvalid}
 	}
 	return name, kctx, nil
-}
-
-// execAllowed reports whether command is on the allowlist: an absolute path,
-// compared after cleaning.
-func (p Policy) execAllowed(command string) bool {
-	if !filepath.IsAbs(command) {
-		return false
-	}
-	for _, allowed := range p.AllowExec {
-		if filepath.Clean(allowed) == filepath.Clean(command) {
-			return true
-		}
-	}
-	return false
 }
 
 func checkCluster(src Source, name string, c *clientcmdapi.Cluster) error {
@@ -255,22 +306,34 @@ func checkServer(src Source, name string, c *clientcmdapi.Cluster) error {
 	return nil
 }
 
-func (p Policy) checkUser(src Source, name string, u *clientcmdapi.AuthInfo) error {
-	if v := p.userViolations(src, name, u); len(v) > 0 {
-		return v[0]
+// checkUser checks a user entry for a kubeconfig whose server is server,
+// and returns what the policy decided of its exec plugin, if it has one.
+func (p Policy) checkUser(src Source, name string, u *clientcmdapi.AuthInfo, server string) (Decision, error) {
+	d, v := p.userViolations(src, name, u, server)
+	if len(v) > 0 {
+		if v[0].Field == "users["+name+"].exec" && p.OnRefusedExec != nil && p.Plugins.kubercAllowsAll() {
+			p.OnRefusedExec()
+		}
+		return d, v[0]
 	}
-	return nil
+	return d, nil
 }
 
-// userViolations lists every refused field of a user entry.
-func (p Policy) userViolations(src Source, name string, u *clientcmdapi.AuthInfo) []*FieldError {
+// userViolations lists every refused field of a user entry, for a
+// kubeconfig whose server is server, and what the policy decided of its
+// exec plugin.
+func (p Policy) userViolations(src Source, name string, u *clientcmdapi.AuthInfo, server string) (Decision, []*FieldError) {
 	var out []*FieldError
 	refuse := func(f, reason string) {
 		out = append(out, &FieldError{Source: src, Field: fmt.Sprintf("users[%s].%s", name, f), Reason: reason, kind: ErrRefused})
 	}
 	const file = "is a local file path; only inline data is accepted in a kubeconfig read from a Secret"
-	if u.Exec != nil && !p.execAllowed(u.Exec.Command) {
-		refuse("exec", fmt.Sprintf("is an exec credential plugin (%q); running a command named by a Secret is refused unless --allow-exec lists its absolute path", u.Exec.Command))
+	var d Decision
+	if u.Exec != nil {
+		var why string
+		if d, why = p.Plugins.allow(u.Exec.Command, server); why != "" {
+			refuse("exec", why)
+		}
 	}
 	if u.Exec != nil && len(u.Exec.Env) > 0 {
 		refuse("exec.env", "sets the environment of an exec credential plugin; refused even for an allowed plugin")
@@ -290,5 +353,5 @@ func (p Policy) userViolations(src Source, name string, u *clientcmdapi.AuthInfo
 	if u.Impersonate != "" || u.ImpersonateUID != "" || len(u.ImpersonateGroups) > 0 || len(u.ImpersonateUserExtra) > 0 {
 		refuse("as", "asks for impersonation; identities chosen by a Secret are refused")
 	}
-	return out
+	return d, out
 }

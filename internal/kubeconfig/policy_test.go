@@ -199,54 +199,6 @@ func assertNoSecrets(t *testing.T, msg string) {
 	}
 }
 
-func TestPolicyRunsOnlyAllowlistedExecPlugins(t *testing.T) {
-	withExec := func(command string, env ...clientcmdapi.ExecEnvVar) []byte {
-		return newKubeconfig().user(func(u *clientcmdapi.AuthInfo) {
-			*u = clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
-				Command: command, Args: []string{"eks", "get-token"}, APIVersion: "client.authentication.k8s.io/v1",
-				Env: env, InteractiveMode: clientcmdapi.AlwaysExecInteractiveMode,
-			}}
-		}).bytes(t)
-	}
-	var announced []string
-	policy := kubeconfig.Policy{
-		AllowExec: []string{"/usr/local/bin/aws", "aws"},
-		OnExec:    func(s kubeconfig.Source, command string) { announced = append(announced, s.String()+" "+command) },
-	}
-	cfg, err := policy.RESTConfig(src, withExec("/usr/local/bin/../bin/aws"))
-	if err != nil {
-		t.Fatalf("an allowlisted plugin was refused: %v", err)
-	}
-	if cfg.ExecProvider == nil || cfg.ExecProvider.Command != "/usr/local/bin/../bin/aws" || cfg.ExecProvider.InteractiveMode != clientcmdapi.NeverExecInteractiveMode {
-		t.Errorf("ExecProvider = %+v, want the plugin, never interactive", cfg.ExecProvider)
-	}
-	if diff := cmp.Diff([]string{"secret tenants/team-a-kubeconfig /usr/local/bin/../bin/aws"}, announced); diff != "" {
-		t.Errorf("announced (-want +got):\n%s", diff)
-	}
-
-	refused := []struct {
-		name      string
-		data      []byte
-		wantField string
-	}{
-		{"an absolute path not on the list", withExec("/tmp/evil"), "users[team-a-admin].exec"},
-		{"a relative command, even one listed by that name", withExec("aws"), "users[team-a-admin].exec"},
-		{"an allowed plugin with an environment", withExec("/usr/local/bin/aws", clientcmdapi.ExecEnvVar{Name: "LD_PRELOAD", Value: "/tmp/evil.so"}), "users[team-a-admin].exec.env"},
-	}
-	for _, tt := range refused {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := policy.RESTConfig(src, tt.data)
-			var fe *kubeconfig.FieldError
-			if !errors.Is(err, kubeconfig.ErrRefused) || !errors.As(err, &fe) || fe.Field != tt.wantField {
-				t.Errorf("err = %v, want a refusal of %s", err, tt.wantField)
-			}
-		})
-	}
-	if len(announced) != 1 {
-		t.Errorf("refused plugins were announced: %v", announced)
-	}
-}
-
 func TestPolicyRefusalNamesTheExecCommandQuoted(t *testing.T) {
 	data := newKubeconfig().user(func(u *clientcmdapi.AuthInfo) {
 		u.Exec = &clientcmdapi.ExecConfig{Command: "/tmp/evil\x1b[2J", APIVersion: "client.authentication.k8s.io/v1"}

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -86,22 +89,57 @@ type Connector struct {
 	Kube *kube.Connector
 	// Sources are the edges a cluster may hold others by.
 	Sources []Source
+	// Route, when set, is the route the operator chose for the cluster
+	// at a path (fleet.DisplayPath form); nil for none.
+	Route func(path string) *Route
+}
+
+// Route is how the operator chose to reach some clusters.
+type Route struct {
+	// Proxy, when set, is the proxy to connect through (socks5, http
+	// CONNECT).
+	Proxy *url.URL
+	// Config, when set, reaches the cluster instead of what its parent
+	// holds: a context of the operator's own kubeconfig.
+	Config *rest.Config
+	// Name says what the route is, for logs and describe: "route aws/**
+	// of ~/.kube/fleet.yaml".
+	Name string
 }
 
 // Connect returns a connection to the cluster cfg reaches. cfg is trusted:
-// it comes from the operator's own kubeconfig, not from a parent.
+// it comes from the operator's own kubeconfig, not from a parent; its
+// proxy is the environment's (HTTPS_PROXY, NO_PROXY), as kubectl's.
 func (c *Connector) Connect(cfg *rest.Config) (*Cluster, error) {
+	return c.connect(cfg, kubeconfig.CredentialKubeconfig, nil)
+}
+
+// noProxy is the proxy of a cluster reached by what a parent holds: none,
+// whatever the environment says, unless a route says so.
+func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
+
+func (c *Connector) connect(cfg *rest.Config, credential string, route *Route) (*Cluster, error) {
+	if route != nil && route.Proxy != nil {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Proxy = http.ProxyURL(route.Proxy)
+	}
 	conn, err := c.Kube.Connect(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return NewCluster(c, conn), nil
+	cl := NewCluster(c, conn)
+	cl.credential, cl.route = credential, route
+	return cl, nil
 }
 
 // Cluster is a connection to one cluster; it implements fleet.Cluster.
 type Cluster struct {
 	connector *Connector
 	conn      *kube.Conn
+	// credential names what reached the cluster (fleet.Node.Credential);
+	// route is the operator's route to it, if any.
+	credential string
+	route      *Route
 
 	mu sync.Mutex
 	// reach is how to reach each child Children last found, by edge.
@@ -117,6 +155,19 @@ func NewCluster(c *Connector, conn *kube.Conn) *Cluster {
 
 // Kube is the connection to the cluster.
 func (c *Cluster) Kube() *kube.Conn { return c.conn }
+
+// Credential names what reached the cluster: kubeconfig.CredentialOf the
+// configuration it was reached with, or "kubeconfig" for the operator's
+// own.
+func (c *Cluster) Credential() string { return c.credential }
+
+// RouteName names the operator's route to the cluster; "" for none.
+func (c *Cluster) RouteName() string {
+	if c.route == nil {
+		return ""
+	}
+	return c.route.Name
+}
 
 // Identity is the cluster's identity (see kube.Conn.Identity).
 func (c *Cluster) Identity(ctx context.Context) (string, error) { return c.conn.Identity(ctx) }
@@ -276,8 +327,20 @@ func (c *Cluster) reachBy(e fleet.Edge) func(context.Context, kubeconfig.Policy)
 }
 
 // Connect reads what reaches a child by its first edge that works, checks
-// it against the policy and connects to the cluster it names.
+// it against the policy and connects to the cluster it names, by the
+// route the operator chose for its path (fleet.PathOf ctx), if any: a
+// context of their own kubeconfig instead, or a proxy. Without a route
+// the connection goes to the server directly, whatever HTTPS_PROXY says:
+// a Secret's author does not choose the route.
 func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, error) {
+	var route *Route
+	if p := fleet.PathOf(ctx); p != "" && c.connector.Route != nil {
+		route = c.connector.Route(p)
+	}
+	if route != nil && route.Config != nil {
+		klog.V(2).InfoS("reaching a cluster by a route", "path", fleet.PathOf(ctx), "route", route.Name)
+		return c.connector.connect(route.Config, kubeconfig.CredentialKubeconfig, route)
+	}
 	var errs []error
 	for _, e := range child.Edges {
 		configOf := c.reachBy(e)
@@ -287,7 +350,14 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, err
 		}
 		cfg, err := configOf(ctx, c.connector.Policy)
 		if err == nil {
-			return c.connector.Connect(cfg)
+			cfg.Proxy = noProxy
+			if host := hostOf(cfg.Host); route == nil && kubeconfig.InClusterHost(host) {
+				cfg.Wrap(inClusterHint(e, host))
+			}
+			if route != nil {
+				klog.V(2).InfoS("reaching a cluster by a route", "path", fleet.PathOf(ctx), "route", route.Name)
+			}
+			return c.connector.connect(cfg, kubeconfig.CredentialOf(cfg), route)
 		}
 		errs = append(errs, err)
 	}
@@ -295,6 +365,49 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, err
 		return nil, fmt.Errorf("cluster %s/%s: no edge leads to it", child.Namespace, child.Name)
 	}
 	return nil, joined(errs)
+}
+
+// InClusterError is a failure to reach a server whose address only the
+// parent's own network resolves.
+type InClusterError struct {
+	Edge fleet.Edge
+	Host string
+	Err  error
+}
+
+func (e *InClusterError) Error() string {
+	return fmt.Sprintf("%v: %s (from %s) is an address only the parent cluster's network resolves (a Service name or a single-label host): "+
+		"reach it by a route in ~/.kube/fleet.yaml (a proxy into that network, or a context of your own), or by another edge "+
+		"(HyperShift's NAME-admin-kubeconfig, an OCM ManagedCluster)", e.Err, e.Host, e.Edge)
+}
+
+func (e *InClusterError) Unwrap() error { return e.Err }
+
+// inClusterHint makes a network error on the way to host, an in-cluster
+// address, say so (InClusterError).
+func inClusterHint(e fleet.Edge, host string) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err != nil && req.Context().Err() == nil {
+				return nil, &InClusterError{Edge: e, Host: host, Err: err}
+			}
+			return resp, err
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// hostOf is the host name of a server URL.
+func hostOf(server string) string {
+	u, err := url.Parse(server)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // joined is several errors on one line, each edge's.
@@ -317,7 +430,8 @@ func (c *Cluster) connectWith(src kubeconfig.Source, data []byte) (*Cluster, err
 	if err != nil {
 		return nil, err
 	}
-	return c.connector.Connect(cfg)
+	cfg.Proxy = noProxy
+	return c.connector.connect(cfg, kubeconfig.CredentialOf(cfg), nil)
 }
 
 // ReadSecret reads a Secret of the cluster conn reaches; nil, and no

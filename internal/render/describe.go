@@ -67,6 +67,14 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		field("Nodes", st.bad.Render(d.NodesError))
 	}
 	describeFields("Nodes")
+	if n.Credential != "" {
+		text := n.Credential
+		if n.Route != "" {
+			text += st.dim.Render(" by " + n.Route)
+		}
+		field("Access", text)
+	}
+	describeFields("Access")
 
 	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
 	switch {

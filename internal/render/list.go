@@ -18,8 +18,8 @@ import (
 // ListOptions control how a list of clusters is drawn.
 type ListOptions struct {
 	Color bool
-	// Wide adds availability, replicas, suspended objects, revision and
-	// the declaring Flux object.
+	// Wide adds availability, replicas, suspended objects, revision, the
+	// declaring Flux object and the credential that reached each cluster.
 	Wide bool
 	// Drift adds the count and kinds of each cluster's drift findings.
 	Drift bool
@@ -35,6 +35,9 @@ func Table(w io.Writer, nodes []*fleet.Node, opts ListOptions) error {
 	st := newStyles(w, opts.Color)
 	slots := enginesOf(opts.Columns, nodes...).layout([]string{"PATH", "NAMESPACE", "VERSION", "ERROR"},
 		func(c *fleet.Column) bool { return opts.Wide || !c.Wide })
+	if opts.Wide {
+		slots = slices.Insert(slots, len(slots)-1, slot{header: "CREDENTIAL"})
+	}
 	if opts.Git {
 		slots = slices.Insert(slots, len(slots)-1, slot{header: "DECLARED IN"})
 	}
@@ -144,6 +147,8 @@ func listCell(n *fleet.Node, s slot) (string, int) {
 	case "ERROR":
 		errText := readError(n)
 		return dash(oneLine(errText)), plainOrBad(errText)
+	case "CREDENTIAL":
+		return dash(n.Credential), plain
 	case "DECLARED IN":
 		return dash(gitops.DeclaredIn(n)), plain
 	case "DRIFT":

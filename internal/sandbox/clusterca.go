@@ -98,15 +98,15 @@ func (ca *clusterCA) sign(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err e
 }
 
 // useFor makes api serve with a certificate of the CA and accept the
-// CA's client certificates: it writes the serving certificate into a
+// CA's client certificates, serving names too: it writes the serving certificate into a
 // certificate directory of its own under dir, which envtest then keeps.
-func (ca *clusterCA) useFor(api *envtest.APIServer, dir string) error {
+func (ca *clusterCA) useFor(api *envtest.APIServer, dir string, names ...string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	crt, key, err := ca.sign(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
-		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		DNSNames:    append([]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}, names...),
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},

@@ -135,6 +135,8 @@ func inMemoryRefused(c *ClusterSpec, where string) error {
 	}{
 		{c.FluxControllers, "fluxControllers"}, {c.HelmController, "helmController"}, {c.CAPIControllers, "capiControllers"},
 		{c.ArgoCDControllers, "argocdControllers"}, {c.Provision != "", "provision"}, {c.NoWatchCache, "noWatchCache"},
+		{c.Private, "private (a serving certificate, proxies)"}, {c.Credential != "", "credential (ServiceAccount tokens)"},
+		{c.Kubeconfig == KubeconfigExpiredToken, "kubeconfig expired-token (ServiceAccount tokens)"},
 	} {
 		if k.set {
 			keys = append(keys, k.name)
@@ -203,6 +205,9 @@ func StartInMemory(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err
 		return nil, err
 	}
 	if err := f.populate(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.writePlugins(); err != nil {
 		return nil, err
 	}
 	if err := f.writeRootKubeconfig(); err != nil {

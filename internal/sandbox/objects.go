@@ -144,6 +144,18 @@ func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *Cluster
 	switch {
 	case child.Kubeconfig == KubeconfigValid && child.RBAC != "":
 		value, err = restrictedKubeconfig(ctx, f.childServer(parent, child), child)
+	case child.Kubeconfig == KubeconfigValid && child.Credential == CredentialToken:
+		cs := f.childServer(parent, child)
+		var token string
+		if token, err = adminToken(ctx, cs, "fleet-admin", false); err == nil {
+			value, err = tokenKubeconfig(cs, child, token)
+		}
+	case child.Kubeconfig == KubeconfigExpiredToken:
+		root := f.Members[""].server
+		var token string
+		if token, err = adminToken(ctx, root, "expired-"+child.Name, true); err == nil {
+			value, err = tokenKubeconfig(root, child, token)
+		}
 	case child.Kubeconfig == KubeconfigValid:
 		value, err = adminKubeconfig(f.childServer(parent, child), child)
 	default:
@@ -160,23 +172,23 @@ func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *Cluster
 
 // createUserSecret writes the user kubeconfig an infrastructure provider
 // keeps beside the admin one: it reaches the child's apiserver through an
-// exec plugin, the sandbox's marker plugin with the provider's arguments.
+// exec plugin named bare, as the provider names it, with the provider's
+// arguments: one of the sandbox's (userExec, writePlugins).
 func (f *Fleet) createUserSecret(ctx context.Context, parent *server, child *ClusterSpec) error {
 	var name, label string
-	var exec *clientcmdapi.ExecConfig
 	switch child.UserKubeconfig {
 	case "":
 		return nil
-	case UserKubeconfigCAPA:
+	case UserKubeconfigCAPA, UserKubeconfigCAPG:
 		name, label = child.Name+"-user-kubeconfig", child.Name+"-user"
-		exec = &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1beta1", Command: f.ExecPluginPath(),
-			Args: []string{"eks", "get-token", "--cluster-name", child.Name}, InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode}
 	case UserKubeconfigCAPZ:
 		name, label = child.Name+"-kubeconfig-user", child.Name
-		exec = &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1beta1", Command: f.ExecPluginPath(),
-			Args: []string{"get-token", "--login", "azurecli", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"}, InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode}
 	}
 	cs := f.childServer(parent, child)
+	exec, err := f.userExec(cs, child)
+	if err != nil {
+		return err
+	}
 	value, err := kubeconfigFor(child.Name, &rest.Config{Host: cs.url(), TLSClientConfig: rest.TLSClientConfig{CAData: cs.config.CAData}}, &clientcmdapi.AuthInfo{Exec: exec})
 	if err != nil {
 		return err
@@ -575,8 +587,15 @@ func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) (*clust
 		},
 		Topology: clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: s.Provider + "-class"}, Version: s.Version},
 	}
-	if s.Machines != nil && s.Machines.ControlPlane != nil {
+	switch {
+	case s.Machines != nil && s.Machines.ControlPlane != nil:
 		obj.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: kcpv1.GroupVersion.Group, Kind: "KubeadmControlPlane", Name: s.Name + "-control-plane"}
+	case s.Kubeconfig == KubeconfigExpiredToken || s.Credential == CredentialToken:
+		// EKS: CAPA writes a short-lived token, refreshed every reconcile.
+		obj.Spec.ControlPlaneRef = clusterv1.ContractVersionedObjectReference{APIGroup: "controlplane.cluster.x-k8s.io", Kind: "AWSManagedControlPlane", Name: s.Name + "-control-plane"}
+	}
+	if s.Paused {
+		obj.Spec.Paused = new(true)
 	}
 	err = create(ctx, c, obj, func() {
 		obj.Status.Phase = s.Phase

@@ -78,6 +78,11 @@ type Fleet struct {
 	// mem holds the clusters of a fleet StartInMemory built; nil for a
 	// fleet of apiservers.
 	mem *memFleet
+	// plugins are what the credential plugins answer (writePlugins).
+	plugins pluginAnswers
+	// socks and connect are the proxies to private clusters; nil when the
+	// fleet has none.
+	socks, connect *tunnelProxy
 }
 
 // Member is one cluster of a running fleet.
@@ -122,8 +127,11 @@ type server struct {
 // url is the server URL kubeconfigs name: the latency proxy's, or the
 // apiserver's own.
 func (s *server) url() string {
-	if s.proxy != nil {
+	switch {
+	case s.proxy != nil:
 		return "https://" + s.proxy.Addr()
+	case s.spec.Private:
+		return privateURL(s.spec.Name, s.config.Host)
 	}
 	return s.config.Host
 }
@@ -215,6 +223,9 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	if err := f.startAPIServers(opts); err != nil {
 		return nil, err
 	}
+	if err := f.startTunnels(); err != nil {
+		return nil, err
+	}
 	if err := f.writeFaultFiles(); err != nil {
 		return nil, err
 	}
@@ -229,6 +240,9 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 		return nil, err
 	}
 	if err := f.populate(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.writePlugins(); err != nil {
 		return nil, err
 	}
 	if err := f.warmCaches(ctx); err != nil {
@@ -416,11 +430,17 @@ func (f *Fleet) startAPIServers(opts Options) error {
 			}
 			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
 		}
-		if s.spec.Provision == ProvisionCAPI {
+		if s.spec.Provision == ProvisionCAPI || s.spec.Private {
+			// A private cluster's serving certificate names its private
+			// host too.
+			var names []string
+			if s.spec.Private {
+				names = append(names, privateHost(s.spec.Name))
+			}
 			if s.ca, err = newClusterCA(s.spec.Name); err != nil {
 				return err
 			}
-			if err := s.ca.useFor(s.env.ControlPlane.GetAPIServer(), filepath.Join(f.Dir, "capi", "pki", slug(s.key))); err != nil {
+			if err := s.ca.useFor(s.env.ControlPlane.GetAPIServer(), filepath.Join(f.Dir, "capi", "pki", slug(s.key)), names...); err != nil {
 				return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
 			}
 		}
@@ -554,7 +574,15 @@ func (f *Fleet) Stop() error {
 	// A marker left by an exec plugin that should never have run goes too,
 	// and what git and the controllers kept.
 	_ = os.Remove(filepath.Join(f.Dir, ExecMarkerFile))
-	for _, d := range []string{"git", "git-work", "flux", "capi", ArgoCDDir} {
+	for _, name := range []string{PluginAWS, PluginGKE, PluginKubelogin} {
+		_ = os.Remove(f.PluginMarker(name))
+	}
+	for _, p := range []*tunnelProxy{f.socks, f.connect} {
+		if p != nil {
+			_ = p.stop()
+		}
+	}
+	for _, d := range []string{"git", "git-work", "flux", "capi", ArgoCDDir, pluginsDir} {
 		if err := os.RemoveAll(filepath.Join(f.Dir, d)); err != nil {
 			errs = append(errs, err)
 		}
@@ -656,6 +684,10 @@ func (f *Fleet) faultKubeconfig(parent *server, child *ClusterSpec) ([]byte, err
 		return kubeconfigFor(child.Name, cfg, nil)
 	case KubeconfigCycle:
 		return kubeconfigFor(child.Name, root.Config, nil)
+	case KubeconfigInCluster:
+		cfg := rest.CopyConfig(root.Config)
+		cfg.Host = InClusterServer
+		return kubeconfigFor(child.Name, cfg, nil)
 	}
 	return nil, fmt.Errorf("unknown kubeconfig fault %q", child.Kubeconfig)
 }

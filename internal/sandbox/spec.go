@@ -24,7 +24,29 @@ const (
 	KubeconfigUnreachable = "unreachable"
 	KubeconfigForbidden   = "forbidden"
 	KubeconfigCycle       = "cycle"
+	// KubeconfigExpiredToken is a bearer token the apiserver refuses (of a
+	// ServiceAccount deleted once it was minted), as an EKS token nothing
+	// refreshed: the Cluster's control plane is an AWSManagedControlPlane.
+	KubeconfigExpiredToken = "expired-token"
+	// KubeconfigInCluster names the server as only the parent's network
+	// resolves it, as HyperShift's <infraID>-kubeconfig does.
+	KubeconfigInCluster = "in-cluster"
 )
+
+// InClusterServer is the server of "in-cluster" faults.
+const InClusterServer = "https://kube-apiserver:6443"
+
+// Credentials of a valid cluster's admin kubeconfig (ClusterSpec.Credential).
+const (
+	// CredentialToken is a ServiceAccount token the sandbox mints, as the
+	// short-lived token CAPA writes for EKS: the Cluster's control plane is
+	// an AWSManagedControlPlane.
+	CredentialToken = "token"
+)
+
+// PrivateDomain is the domain of private clusters' servers: it resolves
+// nowhere, and the sandbox's proxies map it to loopback.
+const PrivateDomain = "fleet.invalid"
 
 // RBAC restrictions of a cluster's kubeconfig (ClusterSpec.RBAC): each
 // reads everything but one resource.
@@ -43,6 +65,7 @@ func rbacValues() []string {
 // User kubeconfig Secrets of infrastructure providers.
 const (
 	UserKubeconfigCAPA = "capa"
+	UserKubeconfigCAPG = "capg"
 	UserKubeconfigCAPZ = "capz"
 )
 
@@ -112,9 +135,23 @@ type ClusterSpec struct {
 	// with ArgoCD.
 	Apps []AppSpec `json:"apps,omitempty"`
 	// UserKubeconfig adds the user kubeconfig Secret an infrastructure
-	// provider writes: "capa" (<name>-user-kubeconfig, exec aws eks
-	// get-token) or "capz" (<name>-kubeconfig-user, exec kubelogin).
+	// provider writes, whose plugin is named bare, as providers name it,
+	// and is one of the sandbox's (Fleet.PluginDir): "capa"
+	// (<name>-user-kubeconfig, exec aws eks get-token), "capg"
+	// (<name>-user-kubeconfig, exec gke-gcloud-auth-plugin with
+	// provideClusterInfo) or "capz" (<name>-kubeconfig-user, exec
+	// kubelogin).
 	UserKubeconfig string `json:"userKubeconfig,omitempty"`
+	// Credential is what the admin kubeconfig of a valid cluster holds: a
+	// client certificate (""), or "token".
+	Credential string `json:"credential,omitempty"`
+	// Private names the cluster's server in kubeconfigs by a host that
+	// resolves nowhere (NAME.fleet.invalid), which its serving certificate
+	// is valid for: only the sandbox's SOCKS5 and HTTP CONNECT proxies
+	// (Fleet.SOCKSProxy, Fleet.HTTPProxy) reach it.
+	Private bool `json:"private,omitempty"`
+	// Paused sets spec.paused on the Cluster.
+	Paused bool `json:"paused,omitempty"`
 	// FluxControllers runs the real source-controller and
 	// kustomize-controller against this cluster: its GitRepositories and
 	// Kustomizations are then reconciled for real, from the sandbox's git
@@ -331,7 +368,7 @@ func fluxKinds() []string {
 
 func faults() []string {
 	return []string{KubeconfigValid, KubeconfigMissing, KubeconfigGarbage, KubeconfigExec, KubeconfigTokenFile, KubeconfigUnreachable, KubeconfigForbidden, KubeconfigCycle,
-		KubeconfigAWSAuth, KubeconfigInsecure, KubeconfigProxy}
+		KubeconfigAWSAuth, KubeconfigInsecure, KubeconfigProxy, KubeconfigExpiredToken, KubeconfigInCluster}
 }
 
 // checkEdges checks c's edges against its kubeconfig fault.
@@ -348,6 +385,8 @@ func checkEdges(c *ClusterSpec, where string) error {
 		return fmt.Errorf("%s: kubeconfig missing is a CAPI Cluster without its Secret: an argocd edge is its Secret", where)
 	case (c.Kubeconfig == KubeconfigAWSAuth || c.Kubeconfig == KubeconfigInsecure || c.Kubeconfig == KubeconfigProxy) && c.hasEdge(EdgeCAPI):
 		return fmt.Errorf("%s: kubeconfig %q is a fault of an Argo CD cluster Secret: give edges [argocd]", where, c.Kubeconfig)
+	case (c.Kubeconfig == KubeconfigExpiredToken || c.Kubeconfig == KubeconfigInCluster) && (c.hasEdge(EdgeArgoCD) || c.hasEdge(EdgeOCM)):
+		return fmt.Errorf("%s: kubeconfig %q is a fault of a CAPI kubeconfig Secret: give edges [capi]", where, c.Kubeconfig)
 	}
 	return nil
 }
@@ -392,8 +431,14 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 				return fmt.Errorf("%s: declaredBy %w", where, err)
 			}
 		}
-		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPZ {
-			return fmt.Errorf("%s: userKubeconfig %q is not capa or capz", where, c.UserKubeconfig)
+		if c.UserKubeconfig != "" && c.UserKubeconfig != UserKubeconfigCAPA && c.UserKubeconfig != UserKubeconfigCAPG && c.UserKubeconfig != UserKubeconfigCAPZ {
+			return fmt.Errorf("%s: userKubeconfig %q is not capa, capg or capz", where, c.UserKubeconfig)
+		}
+		if c.Credential != "" && c.Credential != CredentialToken {
+			return fmt.Errorf("%s: credential %q is not token", where, c.Credential)
+		}
+		if (c.Credential != "" || c.Private) && (c.Kubeconfig != KubeconfigValid || c.SharedServer || c.RBAC != "" || c.Provision != "" || !c.hasEdge(EdgeCAPI)) {
+			return fmt.Errorf("%s: credential and private are of a valid capi edge's own apiserver: no kubeconfig fault, sharedServer, rbac or provision", where)
 		}
 		if c.Kubeconfig != KubeconfigValid && (len(c.Clusters) > 0 || len(c.Flux) > 0 || c.UserKubeconfig != "" || c.FluxControllers || c.SharedServer || c.Latency != nil || c.OCMHub || c.ArgoCD || c.CAPIControllers) {
 			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can hold neither clusters, flux objects, a user kubeconfig, a shared server, latency, an ocmHub, argocd nor capiControllers", where, c.Kubeconfig)
