@@ -11,6 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
@@ -272,6 +274,36 @@ func TestCredentialsAdminTokensRoutesAndErrors(t *testing.T) {
 	r = runPluginEnv(t, credentialsEnv(t, f, "", route), "--kubeconfig", f.Kubeconfig, "describe", "aks", "-v=2")
 	if want := "admin by route aks of "; !strings.Contains(r.stdout, "Access:") || !strings.Contains(r.stdout, want) || !strings.Contains(r.stderr, `"reaching a cluster by a route" path="aks"`) {
 		t.Errorf("describe aks -v=2: want its credential and route\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	}
+}
+
+// A plugin the operator allows still never gets an environment a Secret
+// sets: the cluster is refused, naming exec.env, and the plugin never runs.
+func TestCredentialsPluginEnvironmentRefused(t *testing.T) {
+	f := credentialsFleet.get(t)
+	markersGone(t, f)
+	ctx := context.Background()
+	c := f.Members[""].Client
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "masters", Name: "envy"}, Spec: clusterv1.ClusterSpec{
+		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AWSCluster", Name: "envy"},
+	}}
+	kc := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+		"users: [{name: u, user: {exec: {command: aws, args: [eks, get-token], apiVersion: client.authentication.k8s.io/v1beta1, env: [{name: LD_PRELOAD, value: /tmp/evil.so}]}}}]\n" +
+		"contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "masters", Name: "envy-user-kubeconfig"}, Data: map[string][]byte{"value": []byte(kc)}}
+	for _, obj := range []client.Object{cluster, secret} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
+	}
+	r := runPluginEnv(t, credentialsEnv(t, f, kubercAllowlist, ""), "--kubeconfig", f.Kubeconfig, "tree", "envy", "--credentials", "user", "-o", "json")
+	got := flatNodes(t, r.stdout)
+	if want := "secret masters/envy-user-kubeconfig, key \"value\": field users[u].exec.env: sets the environment of an exec credential plugin; refused even for an allowed plugin"; got["envy"][1] != want {
+		t.Errorf("envy: error %q; want %q", got["envy"][1], want)
+	}
+	if ran(f, sandbox.PluginAWS) || strings.Contains(r.stdout+r.stderr, "evil.so") {
+		t.Error("the plugin ran, or its environment was printed")
 	}
 }
 

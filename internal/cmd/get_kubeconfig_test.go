@@ -354,9 +354,23 @@ func TestAllowExecRunsOnlyTheListedPlugin(t *testing.T) {
 		t.Errorf("stderr %q, want the plugin announced once", r.stderr)
 	}
 
-	r = onFleet(t, faultsFleet.get(t), "--allow-exec", "exec-plugin.sh", "tree")
-	if r.code != 1 || !strings.Contains(r.stderr, `invalid --allow-exec "exec-plugin.sh": give the plugin's absolute path`) {
-		t.Errorf("relative --allow-exec: exit %d, stderr %q", r.code, r.stderr)
+	// A bare name is looked up on PATH, as client-go looks up kuberc's
+	// allowlist: the sandbox's directory is not on it, so this name
+	// allows nothing.
+	if err := os.Remove(faultsFleet.get(t).ExecMarker()); err != nil {
+		t.Fatal(err)
+	}
+	r = runPlugin(t, "--kubeconfig", faultsFleet.get(t).Kubeconfig, "--allow-exec", "exec-plugin.sh", "tree", "-o", "json")
+	nodes = treeJSON(t, r)
+	if got := nodes["exec"].Error; !strings.Contains(got, "add {command: "+faultsFleet.get(t).ExecPluginPath()+"} to credentialPluginAllowlist") {
+		t.Errorf("exec node error = %q, want the plugin refused, naming the entry that would allow it", got)
+	}
+	if _, err := os.Stat(faultsFleet.get(t).ExecMarker()); !os.IsNotExist(err) {
+		t.Errorf("a plugin not on PATH ran when allowed by its bare name: %v", err)
+	}
+	r = onFleet(t, faultsFleet.get(t), "--allow-exec", "./exec-plugin.sh", "tree")
+	if r.code != 1 || !strings.Contains(r.stderr, `invalid --allow-exec "./exec-plugin.sh": give a plugin's name (aws) or clean path`) {
+		t.Errorf("unclean --allow-exec: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

@@ -167,7 +167,10 @@ func (o *RootOptions) policy() kubeconfig.Policy {
 			defer mu.Unlock()
 			if !announced[d.Path] {
 				announced[d.Path] = true
-				printLine(o.ErrOut, "warning: running exec credential plugin %s (%s), named by %s (allowed by %s)", command, d.Path, src, d.By)
+				if command != d.Path {
+					command += " (" + d.Path + ")"
+				}
+				printLine(o.ErrOut, "warning: running exec credential plugin %s, named by %s (allowed by %s)", command, src, d.By)
 			}
 		},
 		OnRefusedExec: func() {

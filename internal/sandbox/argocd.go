@@ -120,7 +120,9 @@ func argoCDConfig(child *ClusterSpec, value []byte) (string, []byte, error) {
 		config["tokenFile"] = user.TokenFile // no field of Argo CD's: refused
 	}
 	if user.Exec != nil {
-		config["execProviderConfig"] = map[string]any{"command": user.Exec.Command, "apiVersion": user.Exec.APIVersion}
+		// As Argo CD 3.5 writes it for a plugin that needs the cluster's
+		// server and CA (gke-gcloud-auth-plugin): provideClusterInfo.
+		config["execProviderConfig"] = map[string]any{"command": user.Exec.Command, "apiVersion": user.Exec.APIVersion, "provideClusterInfo": true}
 	}
 	switch child.Kubeconfig {
 	case KubeconfigAWSAuth:
