@@ -57,17 +57,24 @@ func (Provider) EdgeKind() fleet.EdgeKind {
 // Source is the capi edge source.
 func (Provider) Source() reach.Source { return Source{} }
 
-// Kubeconfig reads the child's kubeconfig Secret, or with req.User the
-// user kubeconfig its infrastructure provider writes (CAPA, CAPZ).
+// Kubeconfig reads the child's kubeconfig Secret, or with req.User (or
+// the policy's user credentials) the user kubeconfig its infrastructure
+// provider writes (CAPA, CAPG, CAPZ); with the policy's user,admin, the
+// admin one where there is no user kubeconfig.
 func (Provider) Kubeconfig(ctx context.Context, req provider.KubeconfigRequest) (kubeconfig.Source, []byte, error) {
+	user := req.User || req.Policy.Credentials.User
 	names := []string{KubeconfigSecretName(req.Child.Name)}
-	if req.User {
+	if user {
 		names = UserKubeconfigSecretNames(req.Child.Name)
 	}
 	src, data, err := ReadKubeconfig(ctx, req.Parent, req.Child.Namespace, names...)
+	if errors.Is(err, ErrSecretNotFound) && user && !req.User && req.Policy.Credentials.Admin {
+		user, names = false, []string{KubeconfigSecretName(req.Child.Name)}
+		src, data, err = ReadKubeconfig(ctx, req.Parent, req.Child.Namespace, names...)
+	}
 	switch {
-	case errors.Is(err, ErrSecretNotFound) && req.User:
-		return src, nil, fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA) nor %s/%s (CAPZ) exists in %s",
+	case errors.Is(err, ErrSecretNotFound) && user:
+		return src, nil, fmt.Errorf("cluster %s has no user kubeconfig: neither secret %s/%s (CAPA, CAPG) nor %s/%s (CAPZ) exists in %s",
 			req.Path, req.Child.Namespace, names[0], req.Child.Namespace, names[1], fleet.DescribePath(req.ParentPath))
 	case errors.Is(err, ErrSecretNotFound):
 		return src, nil, fmt.Errorf("cluster %s has no kubeconfig yet: secret %s/%s not found in %s; CAPI writes it once the control plane is initialized",

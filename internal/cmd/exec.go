@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -209,10 +211,15 @@ func (o *ExecOptions) Run(ctx context.Context) error {
 func (o *ExecOptions) runOne(ctx context.Context, dir string, i int, n *fleet.Node, conn *reach.Cluster, out *lockedWriter) execResult {
 	r := execResult{path: n.Path}
 	args := slices.Clone(o.kubectl)
-	if n.Path == "" {
+	switch {
+	case n.Path == "":
 		// The root is reached as you reach it: your kubeconfig and context.
 		args = append(o.rootFlags(), args...)
-	} else {
+	case conn.RouteContext() != "":
+		// So is a cluster a route gives a context of your kubeconfig:
+		// that context, all of it (files, impersonation, proxy).
+		args = append(append(o.kubeconfigFlag(), "--context", conn.RouteContext()), args...)
+	default:
 		data, err := conn.Kube().Kubeconfig("fleet")
 		if err != nil {
 			return execResult{path: n.Path, code: -1, err: err.Error()}
@@ -226,11 +233,12 @@ func (o *ExecOptions) runOne(ctx context.Context, dir string, i int, n *fleet.No
 	}
 	cmd := exec.CommandContext(ctx, o.Kubectl, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=")
-	if n.Path != "" {
+	if n.Path != "" && conn.RouteContext() == "" {
 		// A cluster reached through its parent goes through the proxy its
 		// route names, in its kubeconfig, or none: never the
-		// environment's.
-		cmd.Env = append(cmd.Env, "HTTPS_PROXY=", "https_proxy=", "HTTP_PROXY=", "http_proxy=", "ALL_PROXY=", "all_proxy=")
+		// environment's. Its credential plugin, if any, still has the
+		// environment's proxy, for its own calls (STS, Entra).
+		cmd.Env = noProxyFor(cmd.Env, conn.Kube().Host())
 	}
 	var buf bytes.Buffer
 	var w io.Writer = &buf
@@ -266,12 +274,44 @@ func (o *ExecOptions) prefixOf(path string) string {
 
 // rootFlags are the operator's --kubeconfig and --context, for the root.
 func (o *ExecOptions) rootFlags() []string {
-	var out []string
-	if f := o.ConfigFlags.KubeConfig; f != nil && *f != "" {
-		out = append(out, "--kubeconfig", *f)
-	}
+	out := o.kubeconfigFlag()
 	if c := o.ConfigFlags.Context; c != nil && *c != "" {
 		out = append(out, "--context", *c)
+	}
+	return out
+}
+
+// kubeconfigFlag is --kubeconfig as you gave it, if you did.
+func (o *ExecOptions) kubeconfigFlag() []string {
+	if f := o.ConfigFlags.KubeConfig; f != nil && *f != "" {
+		return []string{"--kubeconfig", *f}
+	}
+	return nil
+}
+
+// noProxyFor is env with server's host added to NO_PROXY and no_proxy,
+// so that kubectl reaches it directly (or by the proxy-url of its
+// kubeconfig) whatever HTTPS_PROXY says.
+func noProxyFor(env []string, server string) []string {
+	u, err := url.Parse(server)
+	if err != nil || u.Hostname() == "" {
+		return env
+	}
+	host := u.Hostname()
+	out := make([]string, 0, len(env)+2)
+	seen := map[string]bool{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "NO_PROXY" || k == "no_proxy" {
+			seen[k] = true
+			kv = k + "=" + strings.TrimSuffix(host+","+v, ",")
+		}
+		out = append(out, kv)
+	}
+	for _, k := range []string{"NO_PROXY", "no_proxy"} {
+		if !seen[k] {
+			out = append(out, k+"="+host)
+		}
 	}
 	return out
 }

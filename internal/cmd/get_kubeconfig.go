@@ -165,12 +165,10 @@ func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("cluster %s: no edge of %s leads to it that kubectl fleet can follow", target.Path, fleet.DescribePath(target.ParentPath))
 	}
 	// Walking as yourself (--credentials user) hands out the user
-	// kubeconfig too; user,admin, the admin one as before.
-	policy := o.policy()
-	user := o.User || (policy.Credentials.User && !policy.Credentials.Admin)
+	// kubeconfig too (the provider reads the policy's credentials).
 	src, data, err := inv.Kubeconfig(ctx, provider.KubeconfigRequest{
 		Parent: target.Parent.Kube(), ParentPath: target.ParentPath, Path: target.Path,
-		Child: target.Child, Edge: e, User: user, Policy: policy,
+		Child: target.Child, Edge: e, User: o.User, Policy: o.policy(),
 	})
 	if err != nil {
 		return err

@@ -108,7 +108,7 @@ func TestGetKubeconfigPathErrors(t *testing.T) {
 		{"the root", "demo", "/", "error: the empty path names the root cluster"},
 		{"through a refused kubeconfig", "faults", "tokenfile/below", `error: cannot resolve path "tokenfile/below": tokenfile: secret faults/tokenfile-kubeconfig, key "value": field users[tokenfile-admin].tokenFile`},
 		{"a cluster with no Secret yet", "faults", "no-secret", "error: cluster no-secret has no kubeconfig yet: secret faults/no-secret-kubeconfig not found in the root cluster; CAPI writes it once the control plane is initialized"},
-		{"no user kubeconfig", "demo", "azure/team-y --user", "error: cluster azure/team-y has no user kubeconfig: neither secret tenants/team-y-user-kubeconfig (CAPA) nor tenants/team-y-kubeconfig-user (CAPZ) exists in azure"},
+		{"no user kubeconfig", "demo", "azure/team-y --user", "error: cluster azure/team-y has no user kubeconfig: neither secret tenants/team-y-user-kubeconfig (CAPA, CAPG) nor tenants/team-y-kubeconfig-user (CAPZ) exists in azure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

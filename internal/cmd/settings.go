@@ -36,11 +36,17 @@ type settings struct {
 	config      *fleetconfig.Config
 }
 
-// loadedSettings are the settings read once.
+// loadedSettings are the settings read once, and what this invocation
+// told of plugins: each allowed plugin is announced once, and kuberc's
+// AllowAll explained once, however many policies it makes.
 type loadedSettings struct {
 	once     sync.Once
 	settings *settings
 	err      error
+
+	mu        sync.Mutex
+	announced map[string]bool
+	told      sync.Once
 }
 
 // loadSettings reads kuberc and the fleet config, once per invocation.
@@ -153,20 +159,18 @@ func (o *RootOptions) policy() kubeconfig.Policy {
 	if err != nil {
 		return kubeconfig.Policy{}
 	}
-	var mu sync.Mutex
-	announced := map[string]bool{}
-	var told sync.Once
-	if s.plugins.KubercFile == "" {
-		told.Do(func() {}) // no kuberc: nothing of it to explain
-	}
+	l := o.loaded
 	return kubeconfig.Policy{
 		Plugins:     s.plugins,
 		Credentials: s.credentials,
 		OnExec: func(src kubeconfig.Source, command string, d kubeconfig.Decision) {
-			mu.Lock()
-			defer mu.Unlock()
-			if !announced[d.Path] {
-				announced[d.Path] = true
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.announced == nil {
+				l.announced = map[string]bool{}
+			}
+			if !l.announced[d.Path] {
+				l.announced[d.Path] = true
 				if command != d.Path {
 					command += " (" + d.Path + ")"
 				}
@@ -174,7 +178,10 @@ func (o *RootOptions) policy() kubeconfig.Policy {
 			}
 		},
 		OnRefusedExec: func() {
-			told.Do(func() {
+			if s.plugins.KubercFile == "" {
+				return // no kuberc: nothing of it to explain
+			}
+			l.told.Do(func() {
 				printLine(o.ErrOut, "note: the credentialPluginPolicy of %s (AllowAll, or none) is for your own kubeconfigs; a kubeconfig read from a Secret runs only the plugins you list: credentialPluginAllowlist in kuberc (with credentialPluginPolicy: Allowlist), credentialPlugins in ~/.kube/fleet.yaml, or --%s", s.plugins.KubercFile, flagAllowExec)
 			})
 		},
@@ -223,7 +230,7 @@ func (o *RootOptions) routes() (func(path string) *reach.Route, error) {
 				return nil, fmt.Errorf("%s: context %q: %w", rt.Name, r.Context, err)
 			}
 			o.applyKubercToRoot(cfg)
-			rt.Config = cfg
+			rt.Config, rt.Context = cfg, r.Context
 			rt.Name += " (context " + r.Context + ")"
 		}
 		built[i] = rt

@@ -170,7 +170,7 @@ func TestParseRejects(t *testing.T) {
 		{name: "server with scheme", data: header + "credentialPlugins:\n- command: aws\n  servers: [\"https://x.example\"]\n", want: []string{"credentialPlugins[0].servers[0]"}},
 		{name: "server empty", data: header + "credentialPlugins:\n- command: aws\n  servers: [ok.example, \"\"]\n", want: []string{"credentialPlugins[0].servers[1]", "empty"}},
 		{name: "server with port", data: header + "credentialPlugins:\n- command: aws\n  servers: [\"x.example:443\"]\n", want: []string{"credentialPlugins[0].servers[0]"}},
-		{name: "server bad pattern", data: header + "credentialPlugins:\n- command: aws\n  servers: [\"[x\"]\n", want: []string{"credentialPlugins[0].servers[0]", "not a valid pattern"}},
+		{name: "server bad pattern", data: header + "credentialPlugins:\n- command: aws\n  servers: [\"[x\"]\n", want: []string{"credentialPlugins[0].servers[0]", "may have one wildcard only"}},
 		{name: "route path empty", data: header + "routes:\n- {path: \"\", context: c}\n", want: []string{"routes[0].path", "empty"}},
 		{name: "route path empty segment", data: header + "routes:\n- {path: \"aws//x\", context: c}\n", want: []string{"routes[0].path", "empty segment"}},
 		{name: "route path leading slash", data: header + "routes:\n- {path: \"/aws\", context: c}\n", want: []string{"routes[0].path"}},

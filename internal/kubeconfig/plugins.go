@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -102,18 +101,25 @@ func (p Plugins) allow(command, server string) (Decision, string) {
 		return Decision{}, fmt.Sprintf("is an exec credential plugin (%s), not found on your PATH and not allowed; %s", quoted, p.hint(command))
 	}
 	host := hostOf(server)
+	// A tie holds against every other allowance: once an entry ties the
+	// plugin to servers, it runs for those servers alone, whatever
+	// --allow-exec, another entry or kuberc say.
 	var tiedTo []Allowed
 	for _, a := range p.Allowed {
-		if !p.resolves(a.Command, resolved) {
-			continue
+		if len(a.Servers) > 0 && p.resolves(a.Command, resolved) {
+			if matchHost(a.Servers, host) {
+				return Decision{Path: resolved, By: a.From}, ""
+			}
+			tiedTo = append(tiedTo, a)
 		}
-		if len(a.Servers) == 0 || matchHost(a.Servers, host) {
-			return Decision{Path: resolved, By: a.From}, ""
-		}
-		tiedTo = append(tiedTo, a)
 	}
 	if len(tiedTo) > 0 {
 		return Decision{}, fmt.Sprintf("is an exec credential plugin (%s) that %s allows only for servers %s; this kubeconfig's server is %s: add it to that entry's servers if you trust it", quoted, tiedTo[0].From, strings.Join(tiedTo[0].Servers, ", "), host)
+	}
+	for _, a := range p.Allowed {
+		if p.resolves(a.Command, resolved) {
+			return Decision{Path: resolved, By: a.From}, ""
+		}
 	}
 	if p.Kuberc.PolicyType == clientcmdapi.PluginPolicyAllowlist {
 		for _, e := range p.Kuberc.Allowlist {
@@ -157,38 +163,64 @@ func (p Plugins) kubercName() string {
 	return p.KubercFile
 }
 
-// hostOf is the host name of a server URL, lower case, without its port.
+// hostOf is the host name of a server URL, lower case, without its port
+// or a trailing dot.
 func hostOf(server string) string {
 	u, err := url.Parse(server)
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(u.Hostname())
+	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 }
 
-// matchHost reports whether host matches one of patterns.
+// matchHost reports whether host matches one of patterns
+// (ValidHostPattern): the host itself, "*." and a domain (any host below
+// that domain, at any depth), or, for an IP address, a CIDR.
 func matchHost(patterns []string, host string) bool {
 	if host == "" {
 		return false
 	}
+	ip := net.ParseIP(host)
 	for _, p := range patterns {
-		if ok, err := path.Match(strings.ToLower(p), host); err == nil && ok {
+		p = strings.TrimSuffix(strings.ToLower(p), ".")
+		switch {
+		case strings.Contains(p, "/"):
+			if _, cidr, err := net.ParseCIDR(p); err == nil && ip != nil && cidr.Contains(ip) {
+				return true
+			}
+		case strings.HasPrefix(p, "*."):
+			if ip == nil && strings.HasSuffix(host, p[1:]) {
+				return true
+			}
+		case ip != nil:
+			if pip := net.ParseIP(p); pip != nil && pip.Equal(ip) {
+				return true
+			}
+		case p == host:
 			return true
 		}
 	}
 	return false
 }
 
-// ValidHostPattern says what is wrong with a servers pattern, or "".
+// ValidHostPattern says what is wrong with a servers pattern, or "": a
+// host name, "*." and a domain, an IP address, or a CIDR. No other
+// wildcard: "34.118.10.*" would match 34.118.10.evil.example.
 func ValidHostPattern(p string) string {
-	if p == "" {
+	switch {
+	case p == "":
 		return "is empty"
-	}
-	if _, err := path.Match(p, ""); err != nil {
-		return "is not a valid pattern"
-	}
-	if strings.ContainsAny(p, "/:") {
-		return "must be a host name pattern, without scheme, port or path (*.eks.amazonaws.com)"
+	case strings.Contains(p, "/"):
+		if _, _, err := net.ParseCIDR(p); err != nil {
+			return "is not a valid CIDR (10.0.0.0/8)"
+		}
+		return ""
+	case net.ParseIP(p) != nil:
+		return ""
+	case strings.ContainsAny(strings.TrimPrefix(p, "*."), "*?[]\\"):
+		return "may have one wildcard only, as a leading \"*.\" (*.eks.amazonaws.com); for addresses give a CIDR (34.118.0.0/16)"
+	case strings.ContainsAny(p, ":@ "):
+		return "must be a host name, \"*.\" and a domain, an IP address or a CIDR, without scheme, port or path"
 	}
 	return ""
 }

@@ -151,3 +151,46 @@ func TestInClusterHost(t *testing.T) {
 		}
 	}
 }
+
+// A tie allows its servers alone, matched strictly: a host, any host
+// below a "*." domain, an address, or a CIDR; and it holds against
+// --allow-exec and kuberc.
+func TestPluginTiesMatchServersStrictly(t *testing.T) {
+	onPath(t, "aws")
+	tied := func(patterns ...string) kubeconfig.Plugins {
+		return kubeconfig.Plugins{
+			Kuberc:  clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: "aws"}}},
+			Allowed: []kubeconfig.Allowed{{Command: "aws", From: "--allow-exec"}, {Command: "aws", Servers: patterns, From: "fleet.yaml"}},
+		}
+	}
+	for _, tt := range []struct {
+		patterns []string
+		server   string
+		want     bool
+	}{
+		{[]string{"*.eks.amazonaws.com"}, "https://ABC.gr7.eu-west-1.eks.amazonaws.com:443", true},
+		{[]string{"*.eks.amazonaws.com"}, "https://abc.eks.amazonaws.com.", true},
+		{[]string{"*.eks.amazonaws.com"}, "https://eks.amazonaws.com", false},
+		{[]string{"*.eks.amazonaws.com"}, "https://abc.eks.amazonaws.com.evil.example", false},
+		{[]string{"*.eks.amazonaws.com"}, "https://evil-eks.amazonaws.com", false},
+		{[]string{"34.118.10.0/24"}, "https://34.118.10.20", true},
+		{[]string{"34.118.10.0/24"}, "https://34.118.11.20", false},
+		{[]string{"34.118.10.20"}, "https://34.118.10.20:443", true},
+		{[]string{"fd00::/8"}, "https://[fd00::1]:6443", true},
+		{[]string{"api.example.com"}, "https://api.example.com", true},
+		{[]string{"api.example.com"}, "https://x.api.example.com", false},
+	} {
+		_, err := kubeconfig.Policy{Plugins: tied(tt.patterns...)}.RESTConfig(src, withExec(t, tt.server, "aws"))
+		if got := err == nil; got != tt.want {
+			t.Errorf("servers %v, server %s: allowed %v, want %v (%v)", tt.patterns, tt.server, got, tt.want, err)
+		}
+	}
+	for p, ok := range map[string]bool{
+		"*.eks.amazonaws.com": true, "api.example.com": true, "34.118.10.20": true, "34.118.0.0/16": true, "fd00::/8": true, "::1": true,
+		"34.118.10.*": false, "api-*": false, "*": false, "https://x.example": false, "x.example:443": false, "": false, "10.0.0.0/33": false,
+	} {
+		if got := kubeconfig.ValidHostPattern(p) == ""; got != ok {
+			t.Errorf("ValidHostPattern(%q) valid = %v, want %v", p, got, ok)
+		}
+	}
+}

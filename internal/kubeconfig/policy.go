@@ -224,6 +224,9 @@ func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, 
 		exec.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: decision.Path}}}
 		exec.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
 		exec.StdinUnavailable = true
+		// The install hint is the Secret's text, which client-go would
+		// print as it is.
+		exec.InstallHint = ""
 		exec.Config = nil
 		out.ExecProvider = &exec
 		if p.OnExec != nil {

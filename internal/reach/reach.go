@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -100,8 +101,9 @@ type Route struct {
 	// CONNECT).
 	Proxy *url.URL
 	// Config, when set, reaches the cluster instead of what its parent
-	// holds: a context of the operator's own kubeconfig.
-	Config *rest.Config
+	// holds: Context, a context of the operator's own kubeconfig.
+	Config  *rest.Config
+	Context string
 	// Name says what the route is, for logs and describe: "route aws/**
 	// of ~/.kube/fleet.yaml".
 	Name string
@@ -160,6 +162,15 @@ func (c *Cluster) Kube() *kube.Conn { return c.conn }
 // configuration it was reached with, or "kubeconfig" for the operator's
 // own.
 func (c *Cluster) Credential() string { return c.credential }
+
+// RouteContext is the context of the operator's kubeconfig a route
+// reaches the cluster by; "" for none.
+func (c *Cluster) RouteContext() string {
+	if c.route == nil {
+		return ""
+	}
+	return c.route.Context
+}
 
 // RouteName names the operator's route to the cluster; "" for none.
 func (c *Cluster) RouteName() string {
@@ -383,13 +394,16 @@ func (e *InClusterError) Error() string {
 
 func (e *InClusterError) Unwrap() error { return e.Err }
 
-// inClusterHint makes a network error on the way to host, an in-cluster
-// address, say so (InClusterError).
+// inClusterHint makes a failure to resolve or dial host, an in-cluster
+// address, say so (InClusterError); other errors (TLS, HTTP) stay as
+// they are.
 func inClusterHint(e fleet.Edge, host string) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(req)
-			if err != nil && req.Context().Err() == nil {
+			var dns *net.DNSError
+			var op *net.OpError
+			if err != nil && req.Context().Err() == nil && (errors.As(err, &dns) || errors.As(err, &op) && op.Op == "dial") {
 				return nil, &InClusterError{Edge: e, Host: host, Err: err}
 			}
 			return resp, err
