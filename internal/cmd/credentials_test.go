@@ -307,6 +307,22 @@ func TestCredentialsPluginEnvironmentRefused(t *testing.T) {
 	}
 }
 
+// At -v=10, a walk as the user prints neither what the plugins answer
+// (ExecCredentials: certificates, keys, tokens) nor the Secrets' tokens.
+func TestCredentialsVerboseShowsNoCredential(t *testing.T) {
+	f := credentialsFleet.get(t)
+	markersGone(t, f)
+	r := runPluginEnv(t, credentialsEnv(t, f, kubercAllowlist, ""), "--kubeconfig", f.Kubeconfig, "tree", "eks", "--credentials", "user,admin", "-o", "json", "-v=10")
+	if got := flatNodes(t, r.stdout); got["eks/team-a"] != [2]string{"user", ""} || !ran(f, sandbox.PluginAWS) {
+		t.Fatalf("eks/team-a: %v; want it reached by aws\nstderr: %s", got["eks/team-a"], r.stderr)
+	}
+	for _, secret := range []string{"ExecCredential", "clientCertificateData", "clientKeyData", "BEGIN CERTIFICATE", "PRIVATE KEY", `"token"`} {
+		if strings.Contains(r.stderr, secret) {
+			t.Errorf("-v=10 printed %q", secret)
+		}
+	}
+}
+
 // tokenOf is the token of a kubeconfig's only user.
 func tokenOf(t *testing.T, kubeconfig []byte) string {
 	t.Helper()

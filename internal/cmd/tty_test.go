@@ -119,10 +119,11 @@ func TestWalkProgressOnATerminal(t *testing.T) {
 	pty, tty := openPTY(t)
 	var out bytes.Buffer
 	done := make(chan int, 1)
+	kubeconfig := scaleFleet.get(t).Kubeconfig // here: a failure to start fails the test
 	go func() {
 		// One cluster at a time, 20ms per round trip: about two seconds.
 		done <- cmd.Execute(context.Background(), genericiooptions.IOStreams{In: tty, Out: &out, ErrOut: tty},
-			[]string{"--kubeconfig", scaleFleet.get(t).Kubeconfig, "list", "-o", "name", "--concurrency", "1"}, cmd.Deps{})
+			[]string{"--kubeconfig", kubeconfig, "list", "-o", "name", "--concurrency", "1"}, cmd.Deps{})
 	}()
 	shown := readUntil(t, pty, " clusters read, ")
 	if !strings.Contains(shown, "\r\x1b[Kwalking the fleet: ") {

@@ -207,9 +207,11 @@ func (c *Config) RouteFor(p string) *Route {
 }
 
 // Match reports whether path p matches pattern: segment by segment, each
-// a shell pattern matched against the segment as paths write it
-// (namespace:name when namesakes need it) and against the name alone; **
-// matches any number of segments, none included.
+// a shell pattern matched against the segment as given (namespace:name,
+// or the name) and against the name alone: "team-a" matches team-a of
+// every namespace, "tenants:team-a" only that one; ** matches any number
+// of segments, none included. The walk gives the cluster's own segment
+// as namespace:name.
 func Match(pattern, p string) bool {
 	return match(strings.Split(pattern, "/"), strings.Split(p, "/"))
 }

@@ -3,6 +3,7 @@
 package ptytest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -19,11 +20,19 @@ func Open(tb testing.TB) (pty, tty *os.File) {
 	if err != nil {
 		tb.Skipf("no pseudo-terminals here: %v", err)
 	}
-	if err := unix.IoctlSetPointerInt(int(pty.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		_ = pty.Close()
-		tb.Fatal(err)
+	// Through SyscallConn, not Fd: Fd puts the file in blocking mode,
+	// where read deadlines do nothing, and a test waiting for output that
+	// never comes would hang until go test's timeout instead of failing.
+	var n int
+	raw, err := pty.SyscallConn()
+	if err == nil {
+		cerr := raw.Control(func(fd uintptr) {
+			if err = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); err == nil {
+				n, err = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
+			}
+		})
+		err = errors.Join(err, cerr)
 	}
-	n, err := unix.IoctlGetInt(int(pty.Fd()), unix.TIOCGPTN)
 	if err != nil {
 		_ = pty.Close()
 		tb.Fatal(err)

@@ -91,7 +91,7 @@ type Connector struct {
 	// Sources are the edges a cluster may hold others by.
 	Sources []Source
 	// Route, when set, is the route the operator chose for the cluster
-	// at a path (fleet.DisplayPath form); nil for none.
+	// at a path (its last segment namespace:name); nil for none.
 	Route func(path string) *Route
 }
 
@@ -162,6 +162,17 @@ func (c *Cluster) Kube() *kube.Conn { return c.conn }
 // configuration it was reached with, or "kubeconfig" for the operator's
 // own.
 func (c *Cluster) Credential() string { return c.credential }
+
+// qualified is path, the child's, with its last segment namespace:name:
+// a route pinned to a namespace matches it whether or not a namesake made
+// the path say it.
+func qualified(path string, child fleet.Child) string {
+	if child.Namespace == "" {
+		return path
+	}
+	i := strings.LastIndex(path, "/")
+	return path[:i+1] + child.Namespace + ":" + child.Name
+}
 
 // RouteContext is the context of the operator's kubeconfig a route
 // reaches the cluster by; "" for none.
@@ -346,7 +357,7 @@ func (c *Cluster) reachBy(e fleet.Edge) func(context.Context, kubeconfig.Policy)
 func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, error) {
 	var route *Route
 	if p := fleet.PathOf(ctx); p != "" && c.connector.Route != nil {
-		route = c.connector.Route(p)
+		route = c.connector.Route(qualified(p, child))
 	}
 	if route != nil && route.Config != nil {
 		klog.V(2).InfoS("reaching a cluster by a route", "path", fleet.PathOf(ctx), "route", route.Name)
