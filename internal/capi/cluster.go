@@ -200,8 +200,8 @@ func (r *readAhead) endpoint(child fleet.Child) string {
 // none, the admin kubeconfig when its user is itself a plugin (CAPZ's ASO
 // AKS with local accounts disabled) or creds.Admin allows it.
 func childKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, child fleet.Child, creds kubeconfig.Credentials) (kubeconfig.Source, []byte, error) {
+	names := UserKubeconfigSecretNames(child.Name)
 	if creds.User {
-		names := UserKubeconfigSecretNames(child.Name)
 		for _, n := range names {
 			if data, ok := ahead.take(child.Namespace, n); ok {
 				return kubeconfig.Source{Namespace: child.Namespace, Name: n, Key: KubeconfigKey}, data, nil
@@ -216,7 +216,6 @@ func childKubeconfig(ctx context.Context, conn *kube.Conn, ahead *readAhead, chi
 	if err != nil || !creds.User || creds.Admin || isUserKubeconfig(src, data) {
 		return src, data, err
 	}
-	names := UserKubeconfigSecretNames(child.Name)
 	return src, nil, fmt.Errorf("cluster %s/%s has no user kubeconfig (secret %s/%s or %s/%s), and its %s holds the cluster's own credentials: walk with --credentials user,admin to use them",
 		child.Namespace, child.Name, child.Namespace, names[0], child.Namespace, names[1], src)
 }

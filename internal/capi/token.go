@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
 // refresher is the provider whose controller refreshes the short-lived
@@ -63,7 +64,7 @@ func (e *ExpiredTokenError) Error() string {
 // who should have refreshed it. No token is quoted.
 func expiredToken(src kubeconfig.Source, r refresher) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
+		return reach.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(req)
 			if err != nil || resp.StatusCode != http.StatusUnauthorized {
 				return resp, err
@@ -74,7 +75,3 @@ func expiredToken(src kubeconfig.Source, r refresher) func(http.RoundTripper) ht
 		})
 	}
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

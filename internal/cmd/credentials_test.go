@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,14 +42,6 @@ func credentialsEnv(t *testing.T, f *sandbox.Fleet, kuberc, fleetConfig string, 
 		}
 	}
 	return append(env, more...)
-}
-
-// runPluginEnv runs the plugin binary with env and args to its end.
-func runPluginEnv(t *testing.T, env []string, args ...string) result {
-	t.Helper()
-	p := startPluginWith(t, env, args...)
-	p.wait(t, 5*time.Minute, "")
-	return result{stdout: p.stdout.String(), stderr: p.stderr.String(), code: p.cmd.ProcessState.ExitCode()}
 }
 
 // flatNodes are the nodes of a tree -o json by path: credential, error.

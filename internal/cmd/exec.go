@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/execguard"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
@@ -293,11 +293,10 @@ func (o *ExecOptions) kubeconfigFlag() []string {
 // so that kubectl reaches it directly (or by the proxy-url of its
 // kubeconfig) whatever HTTPS_PROXY says.
 func noProxyFor(env []string, server string) []string {
-	u, err := url.Parse(server)
-	if err != nil || u.Hostname() == "" {
+	host := kubeconfig.ServerHost(server)
+	if host == "" {
 		return env
 	}
-	host := u.Hostname()
 	out := make([]string, 0, len(env)+2)
 	seen := map[string]bool{}
 	for _, kv := range env {

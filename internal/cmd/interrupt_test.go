@@ -130,7 +130,15 @@ type pluginProcess struct {
 // startPlugin runs the plugin binary with args.
 func startPlugin(tb testing.TB, bin string, args ...string) *pluginProcess {
 	tb.Helper()
+	return startPluginWith(tb, bin, nil, args...)
+}
+
+// startPluginWith starts bin with args in the environment env (nil: this
+// process's).
+func startPluginWith(tb testing.TB, bin string, env []string, args ...string) *pluginProcess {
+	tb.Helper()
 	p := &pluginProcess{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
+	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		tb.Fatal(err)
@@ -144,7 +152,13 @@ func startPlugin(tb testing.TB, bin string, args ...string) *pluginProcess {
 // process: for what must not be shared between runs in one test binary.
 func runPlugin(t *testing.T, args ...string) result {
 	t.Helper()
-	p := startPlugin(t, plugin(t), args...)
+	return runPluginEnv(t, nil, args...)
+}
+
+// runPluginEnv is runPlugin in the environment env (nil: this process's).
+func runPluginEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	p := startPluginWith(t, plugin(t), env, args...)
 	p.wait(t, 5*time.Minute, "")
 	return result{stdout: p.stdout.String(), stderr: p.stderr.String(), code: p.cmd.ProcessState.ExitCode()}
 }
@@ -309,18 +323,4 @@ func TestInterruptedCommandsEndAlike(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 199 and only the interruption", args, code, errOut.String())
 		}
 	}
-}
-
-// startPluginWith starts the plugin binary with env and args.
-func startPluginWith(tb testing.TB, env []string, args ...string) *pluginProcess {
-	tb.Helper()
-	p := &pluginProcess{cmd: exec.Command(plugin(tb), args...), done: make(chan error, 1)}
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	tb.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	return p
 }

@@ -245,23 +245,20 @@ func matchSegment(pattern, seg string) bool {
 	return false
 }
 
-// Credentials says which kubeconfig of a cluster a walk uses.
-type Credentials = kubeconfig.Credentials
-
 // ParseCredentials parses a --credentials value: admin (the default, ""),
 // user, or user,admin.
-func ParseCredentials(s string) (Credentials, error) {
+func ParseCredentials(s string) (kubeconfig.Credentials, error) {
 	parts := strings.Split(s, ",")
 	for i := range parts {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	switch strings.Join(parts, ",") {
 	case "", "admin":
-		return Credentials{}, nil
+		return kubeconfig.Credentials{}, nil
 	case "user":
-		return Credentials{User: true}, nil
+		return kubeconfig.Credentials{User: true}, nil
 	case "user,admin":
-		return Credentials{User: true, Admin: true}, nil
+		return kubeconfig.Credentials{User: true, Admin: true}, nil
 	}
-	return Credentials{}, fmt.Errorf("%q is not one of admin, user, user,admin", s)
+	return kubeconfig.Credentials{}, fmt.Errorf("%q is not one of admin, user, user,admin", s)
 }

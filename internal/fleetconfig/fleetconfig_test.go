@@ -356,7 +356,7 @@ func TestRouteFor(t *testing.T) {
 func TestParseCredentials(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    fleetconfig.Credentials
+		want    kubeconfig.Credentials
 		wantErr bool
 	}{
 		{in: "", want: kubeconfig.Credentials{}},

@@ -54,7 +54,7 @@ func FuzzPolicy(f *testing.F) {
 			if e == nil {
 				continue
 			}
-			allowed := e.Command == tru || (e.Command == sh && matchHost([]string{"*.eks.amazonaws.com"}, hostOf(cfg.Host)))
+			allowed := e.Command == tru || (e.Command == sh && matchHost([]string{"*.eks.amazonaws.com"}, ServerHost(cfg.Host)))
 			if p.Plugins.Allowed == nil || !allowed || !filepath.IsAbs(e.Command) || len(e.Env) > 0 || !e.StdinUnavailable || e.InteractiveMode != clientcmdapi.NeverExecInteractiveMode ||
 				e.PluginPolicy.PolicyType != clientcmdapi.PluginPolicyAllowlist || len(e.PluginPolicy.Allowlist) != 1 || e.PluginPolicy.Allowlist[0].Command != e.Command {
 				t.Fatalf("ran a plugin the policy does not allow, or as it should not: %+v for %s", e, cfg.Host)

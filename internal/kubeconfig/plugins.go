@@ -100,7 +100,7 @@ func (p Plugins) allow(command, server string) (Decision, string) {
 		}
 		return Decision{}, fmt.Sprintf("is an exec credential plugin (%s), not found on your PATH and not allowed; %s", quoted, p.hint(command))
 	}
-	host := hostOf(server)
+	host := ServerHost(server)
 	// A tie holds against every other allowance: once an entry ties the
 	// plugin to servers, it runs for those servers alone, whatever
 	// --allow-exec, another entry or kuberc say.
@@ -163,9 +163,9 @@ func (p Plugins) kubercName() string {
 	return p.KubercFile
 }
 
-// hostOf is the host name of a server URL, lower case, without its port
-// or a trailing dot.
-func hostOf(server string) string {
+// ServerHost is the host name of a server URL, lower case, without its
+// port or a trailing dot; "" when the URL does not parse.
+func ServerHost(server string) string {
 	u, err := url.Parse(server)
 	if err != nil {
 		return ""

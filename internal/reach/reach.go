@@ -373,7 +373,7 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, err
 		cfg, err := configOf(ctx, c.connector.Policy)
 		if err == nil {
 			cfg.Proxy = noProxy
-			if host := hostOf(cfg.Host); route == nil && kubeconfig.InClusterHost(host) {
+			if host := kubeconfig.ServerHost(cfg.Host); route == nil && kubeconfig.InClusterHost(host) {
 				cfg.Wrap(inClusterHint(e, host))
 			}
 			if route != nil {
@@ -410,7 +410,7 @@ func (e *InClusterError) Unwrap() error { return e.Err }
 // they are.
 func inClusterHint(e fleet.Edge, host string) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(req)
 			var dns *net.DNSError
 			var op *net.OpError
@@ -422,18 +422,12 @@ func inClusterHint(e fleet.Edge, host string) func(http.RoundTripper) http.Round
 	}
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
+// RoundTripFunc is a function as an http.RoundTripper: what a source's
+// wrapper of a connection's transport (rest.Config.Wrap) is made of.
+type RoundTripFunc func(*http.Request) (*http.Response, error)
 
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// hostOf is the host name of a server URL.
-func hostOf(server string) string {
-	u, err := url.Parse(server)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
-}
+// RoundTrip calls f.
+func (f RoundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // joined is several errors on one line, each edge's.
 type joined []error

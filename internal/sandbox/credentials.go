@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -150,17 +150,16 @@ func adminToken(ctx context.Context, s *server, name string, expired bool) (stri
 			return "", fmt.Errorf("failed to create %s: %w", name, err)
 		}
 	}
-	seconds := int64(3600)
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}
-	if err := c.SubResource("token").Create(ctx, sa, req); err != nil {
-		return "", fmt.Errorf("failed to mint a token of ServiceAccount kube-system/%s: %w", name, err)
+	token, err := requestToken(ctx, c, sa, time.Hour)
+	if err != nil {
+		return "", err
 	}
 	if expired {
 		if err := c.Delete(ctx, sa); err != nil {
 			return "", fmt.Errorf("failed to delete ServiceAccount kube-system/%s: %w", name, err)
 		}
 	}
-	return req.Status.Token, nil
+	return token, nil
 }
 
 // tokenKubeconfig is a kubeconfig of s for child whose user is a token.

@@ -320,12 +320,19 @@ func serviceAccountToken(ctx context.Context, s *server, name string) ([]byte, e
 	if err := s.client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("failed to create ServiceAccount %s/%s: %w", OCMAgentNamespace, name, err)
 	}
-	seconds := int64(msaValidity / time.Second)
+	token, err := requestToken(ctx, s.client, sa, msaValidity)
+	return []byte(token), err
+}
+
+// requestToken returns a token of sa, valid for validity, from the
+// TokenRequest API.
+func requestToken(ctx context.Context, c client.Client, sa *corev1.ServiceAccount, validity time.Duration) (string, error) {
+	seconds := int64(validity / time.Second)
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}
-	if err := s.client.SubResource("token").Create(ctx, sa, req); err != nil {
-		return nil, fmt.Errorf("failed to request a token of ServiceAccount %s/%s: %w", OCMAgentNamespace, name, err)
+	if err := c.SubResource("token").Create(ctx, sa, req); err != nil {
+		return "", fmt.Errorf("failed to request a token of ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
 	}
-	return []byte(req.Status.Token), nil
+	return req.Status.Token, nil
 }
 
 // ensureClusterSet creates on the hub s the ManagedClusterSet name unless
