@@ -73,6 +73,7 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	if err != nil || len(children) == 0 {
 		return nil, err
 	}
+	reach.Holding(ctx) // a management cluster: the gated sources start now
 	var ahead *readAhead
 	if connect {
 		list := &corev1.SecretList{}

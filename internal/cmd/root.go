@@ -231,8 +231,12 @@ func (o *RootOptions) validateShared() error {
 	default:
 		errs = append(errs, fmt.Errorf("invalid --%s %q: use auto, always or never", flagColor, o.Color))
 	}
-	if _, err := o.loadSettings(); err != nil {
+	s, err := o.loadSettings()
+	if err != nil {
 		errs = append(errs, err)
+	}
+	if s != nil && s.config != nil {
+		errs = append(errs, o.Providers.Configure(s.config.Providers, s.config.File))
 	}
 	return errors.Join(append(errs, o.Providers.Validate())...)
 }

@@ -60,6 +60,10 @@ const (
 	NoDestination fleet.DriftKind = "no-destination"
 	// Unreadable: the cluster could not be reached or read, in whole or part.
 	Unreadable fleet.DriftKind = "unreadable"
+	// Paused: the registry that holds the cluster says it is paused
+	// (Sveltos, HyperShift): nothing of it is reconciled. Not drift's own:
+	// the checks that find it list it.
+	Paused fleet.DriftKind = "paused"
 )
 
 // Kinds are every drift kind, in order: drift's own, then the checks'
@@ -68,7 +72,12 @@ func Kinds(checks ...fleet.DriftCheck) []fleet.DriftKind {
 	kinds := []fleet.DriftKind{Revision, Failing, NotReady, Stalled, Suspended, HelmDrift, VersionSkew, Undeclared, SourceBehindGit,
 		OutOfSync, Degraded, SyncFailed, AutoSyncOff, NoDestination}
 	for _, c := range checks {
-		kinds = append(kinds, c.Kinds...)
+		for _, k := range c.Kinds {
+			// Two integrations may find one kind (paused).
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
 	}
 	return append(kinds, Unreadable)
 }

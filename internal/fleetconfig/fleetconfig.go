@@ -7,6 +7,7 @@
 package fleetconfig
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -44,6 +45,9 @@ type Config struct {
 	CredentialPlugins []Plugin `json:"credentialPlugins,omitempty"`
 	// Routes say how to reach the clusters of some paths.
 	Routes []Route `json:"routes,omitempty"`
+	// Providers are the settings of integrations, each under its name
+	// (providers.clusterprofile): each provider decodes its own.
+	Providers map[string]json.RawMessage `json:"providers,omitempty"`
 
 	// File is where the config was read from; "" when none was.
 	File string `json:"-"`

@@ -235,3 +235,25 @@ func InClusterHost(host string) bool {
 	}
 	return !strings.Contains(host, ".") || strings.HasSuffix(host, ".svc") || strings.HasSuffix(host, ".svc.cluster.local")
 }
+
+// allowOwn decides on command, a plugin of the operator's own
+// configuration (from), as kubectl decides for the plugins of their own
+// kubeconfig: by kuberc alone. It returns the resolved path, or why not.
+func (p Plugins) allowOwn(command, from string) (Decision, string) {
+	if p.Kuberc.PolicyType == clientcmdapi.PluginPolicyDenyAll {
+		return Decision{}, fmt.Sprintf("is refused: your kuberc (%s) sets credentialPluginPolicy: DenyAll", p.kubercName())
+	}
+	resolved, err := p.lookPath(command)
+	if err != nil {
+		return Decision{}, "is not found on your PATH: install it or give its path"
+	}
+	if p.Kuberc.PolicyType != clientcmdapi.PluginPolicyAllowlist {
+		return Decision{Path: resolved, By: from}, ""
+	}
+	for _, e := range p.Kuberc.Allowlist {
+		if p.resolves(e.Command, resolved) {
+			return Decision{Path: resolved, By: p.kubercName()}, ""
+		}
+	}
+	return Decision{}, fmt.Sprintf("is not in the credentialPluginAllowlist of your kuberc (%s), which sets credentialPluginPolicy: Allowlist: add {command: %s} to it", p.kubercName(), command)
+}

@@ -358,3 +358,54 @@ func (p Policy) userViolations(src Source, name string, u *clientcmdapi.AuthInfo
 	}
 	return d, out
 }
+
+// RESTConfigWithPlugin returns a rest.Config for a cluster whose entry
+// was read from src (a ClusterProfile's access provider: untrusted, and
+// checked as a Secret's cluster entry is) and that is reached with exec,
+// an exec credential plugin of the operator's own configuration (the
+// ClusterProfile provider file, named by from). That plugin runs as
+// kubectl runs the plugins of the operator's own kubeconfig: under
+// kuberc's credentialPluginPolicy alone (every plugin when kuberc sets
+// none or AllowAll, the allowlist's when it sets Allowlist, none with
+// DenyAll). Its arguments, environment and cluster config are the
+// caller's to choose; only the command is resolved and pinned, and it
+// never gets a terminal. A refusal names the field by where.
+func (p Policy) RESTConfigWithPlugin(src Source, cluster *clientcmdapi.Cluster, exec *clientcmdapi.ExecConfig, from string, where func(field string) string) (*rest.Config, error) {
+	const name = "cluster"
+	fail := func(fe *FieldError) (*rest.Config, error) {
+		fe.Field = where(fe.Field)
+		return nil, fe
+	}
+	var fe *FieldError
+	if err := checkCluster(src, name, cluster); errors.As(err, &fe) {
+		return fail(fe)
+	}
+	if err := checkCA(src, name, cluster); errors.As(err, &fe) {
+		return fail(fe)
+	}
+	if exec == nil || exec.Command == "" {
+		return nil, fmt.Errorf("%s: the exec config of %s has no command", src, from)
+	}
+	d, why := p.Plugins.allowOwn(exec.Command, from)
+	if why != "" {
+		return nil, fmt.Errorf("%s: the exec credential plugin %q of %s %s: %w", src, exec.Command, from, why, ErrRefused)
+	}
+	plugin := *exec
+	plugin.Command = d.Path
+	plugin.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: d.Path}}}
+	plugin.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
+	plugin.StdinUnavailable = true
+	plugin.InstallHint = ""
+	out := &rest.Config{
+		Host: cluster.Server,
+		TLSClientConfig: rest.TLSClientConfig{
+			ServerName: cluster.TLSServerName,
+			CAData:     cluster.CertificateAuthorityData,
+		},
+		ExecProvider: &plugin,
+	}
+	if p.OnExec != nil {
+		p.OnExec(src, exec.Command, d)
+	}
+	return out, nil
+}

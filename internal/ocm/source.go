@@ -88,6 +88,7 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]
 	if len(clusters) == 0 {
 		return nil, nil
 	}
+	reach.Holding(ctx) // a hub: the gated sources start now
 	tokens := &tokens{conn: conn, choice: s.ServiceAccount}
 	if connect {
 		tokens.readAll(ctx)

@@ -15,8 +15,10 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -155,6 +157,15 @@ type Configurable interface {
 	Validate() error
 }
 
+// Settable is a provider with settings in kubectl fleet's config file,
+// under providers.NAME (its Name). Configure is given that section (JSON)
+// and the file it was read from before Validate, so that a flag of the
+// provider's overrides it.
+type Settable interface {
+	Provider
+	Configure(section json.RawMessage, file string) error
+}
+
 // Set is the providers of one invocation, in the registry's order: the
 // order edge sources are asked, children's edges are tried, and probes
 // record what they read.
@@ -249,6 +260,30 @@ func (s Set) Validate() error {
 	for _, p := range s {
 		if c, ok := p.(Configurable); ok {
 			errs = append(errs, c.Validate())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Configure gives each settable provider its section of the config file
+// (sections by provider name, read from file); a section no provider
+// takes is an error.
+func (s Set) Configure(sections map[string]json.RawMessage, file string) error {
+	var errs []error
+	var names []string
+	for _, p := range s {
+		st, ok := p.(Settable)
+		if !ok {
+			continue
+		}
+		names = append(names, p.Name())
+		if section, ok := sections[p.Name()]; ok {
+			errs = append(errs, st.Configure(section, file))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(sections)) {
+		if !slices.Contains(names, name) {
+			errs = append(errs, fmt.Errorf("fleet config %s: providers.%s: no integration of that name has settings (those that have: %v)", file, name, names))
 		}
 	}
 	return errors.Join(errs...)

@@ -43,6 +43,35 @@ type Source interface {
 	Children(ctx context.Context, conn *kube.Conn, connect bool) ([]Found, error)
 }
 
+// Gated is a source of kinds that only a management cluster holds
+// (ClusterProfiles, SveltosClusters, HostedClusters): it is asked of the
+// root, and of a cluster that another source finds holding clusters
+// (Holding), and of no other. A fleet without its registry pays for it
+// on its root and its management clusters alone, not on every tenant,
+// where a list of a kind the cluster does not serve costs the apiserver
+// as much as a list.
+type Gated interface {
+	Source
+	Gated()
+}
+
+type holdingKey struct{}
+
+// Holding tells the cluster whose Children ctx was given to that it holds
+// clusters: a source calls it as soon as it knows, before its further
+// reads, so that the gated sources start then, in parallel with those
+// reads. A source that returns its children at once need not call it.
+func Holding(ctx context.Context) {
+	if f, ok := ctx.Value(holdingKey{}).(func()); ok {
+		f()
+	}
+}
+
+// withHolding is ctx for a source's Children, whose Holding calls f.
+func withHolding(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, holdingKey{}, f)
+}
+
 // Found is a child a source found, and how to reach it.
 type Found struct {
 	Child fleet.Child
@@ -57,6 +86,15 @@ type Found struct {
 	// names the CAPI Cluster of a ManagedCluster): the child found by one
 	// of them and this one are one node.
 	SameAs []fleet.Edge
+	// Supersedes are edges of other sources that lead to this same child
+	// by credentials that are not for a client outside the parent
+	// (HyperShift's HostedCluster supersedes the CAPI Cluster HyperShift
+	// makes of it, whose kubeconfig names the control plane's in-cluster
+	// Service): the child found by one of them and this one are one node,
+	// and those edges are dropped from it, so nothing reaches, describes
+	// or hands out a kubeconfig by them. What their source says of the
+	// child (its facets) stays.
+	Supersedes []fleet.Edge
 	// Config returns the client configuration that reaches the child by
 	// this edge: made of what the parent holds, through policy (the
 	// connector's, one for every source).
@@ -113,7 +151,11 @@ type Route struct {
 // it comes from the operator's own kubeconfig, not from a parent; its
 // proxy is the environment's (HTTPS_PROXY, NO_PROXY), as kubectl's.
 func (c *Connector) Connect(cfg *rest.Config) (*Cluster, error) {
-	return c.connect(cfg, kubeconfig.CredentialKubeconfig, nil)
+	cl, err := c.connect(cfg, kubeconfig.CredentialKubeconfig, nil)
+	if err == nil {
+		cl.root = true
+	}
+	return cl, err
 }
 
 // noProxy is the proxy of a cluster reached by what a parent holds: none,
@@ -142,6 +184,9 @@ type Cluster struct {
 	// route is the operator's route to it, if any.
 	credential string
 	route      *Route
+	// root is the cluster of the operator's kubeconfig, where the walk
+	// starts: its gated sources are asked at once.
+	root bool
 
 	mu sync.Mutex
 	// reach is how to reach each child Children last found, by edge.
@@ -218,23 +263,66 @@ type partialError struct{ err error }
 func (e *partialError) Error() string { return e.err.Error() }
 func (e *partialError) Unwrap() error { return e.err }
 
-// Children asks every source at once for the clusters this one holds. A
-// source's error fails the cluster's read, but one marked Partial: that
-// source's children are then missing, and the error says so
-// (*fleet.PartialChildren) beside the others' children.
+// Children asks every source at once for the clusters this one holds,
+// and the gated sources (Gated) once it is known to hold some, or at once
+// on the root. A source's error fails the cluster's read, but one marked
+// Partial: that source's children are then missing, and the error says
+// so (*fleet.PartialChildren) beside the others' children.
 func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, error) {
-	found := make([][]Found, len(c.connector.Sources))
-	errs := make([]error, len(c.connector.Sources))
-	fleet.Parallel(len(c.connector.Sources), func(i int) {
-		found[i], errs[i] = c.connector.Sources[i].Children(ctx, c.conn, connect)
+	sources := c.connector.Sources
+	found := make([][]Found, len(sources))
+	errs := make([]error, len(sources))
+	var gated, ungated []int
+	for i, s := range sources {
+		if _, ok := s.(Gated); ok {
+			gated = append(gated, i)
+		} else {
+			ungated = append(ungated, i)
+		}
+	}
+	holds := make(chan struct{})
+	var holdsOnce sync.Once
+	holding := func() { holdsOnce.Do(func() { close(holds) }) }
+	if c.root || len(ungated) == 0 {
+		holding()
+	}
+	ungatedDone := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(ungatedDone)
+		fleet.Parallel(len(ungated), func(j int) {
+			i := ungated[j]
+			found[i], errs[i] = sources[i].Children(withHolding(ctx, holding), c.conn, connect)
+			if len(found[i]) > 0 {
+				holding()
+			}
+		})
 	})
+	if len(gated) > 0 {
+		wg.Go(func() {
+			select {
+			case <-holds:
+			case <-ungatedDone:
+				select {
+				case <-holds: // the last source found some
+				default:
+					return // holds nothing: no management cluster
+				}
+			}
+			fleet.Parallel(len(gated), func(j int) {
+				i := gated[j]
+				found[i], errs[i] = sources[i].Children(ctx, c.conn, connect)
+			})
+		})
+	}
+	wg.Wait()
 	var fatal []error
 	partial := &fleet.PartialChildren{Failed: map[string]error{}}
 	for i, err := range errs {
 		var p *partialError
 		switch {
 		case errors.As(err, &p):
-			partial.Failed[c.connector.Sources[i].Kind()] = p.err
+			partial.Failed[sources[i].Kind()] = p.err
 		case err != nil:
 			fatal = append(fatal, err)
 		}
@@ -242,14 +330,14 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 	if len(fatal) > 0 {
 		return nil, errors.Join(fatal...)
 	}
-	sources := 0
+	withChildren := 0
 	for _, fs := range found {
 		if len(fs) > 0 {
-			sources++
+			withChildren++
 		}
 	}
 	var children []fleet.Child
-	var sameAs [][]fleet.Edge
+	var sameAs, supersedes [][]fleet.Edge
 	reach := map[fleet.Edge]func(context.Context, kubeconfig.Policy) (*rest.Config, error){}
 	byEndpoint := map[string]int{}
 	for _, fs := range found {
@@ -258,7 +346,7 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 				reach[e] = f.Config
 			}
 			endpoint := ""
-			if sources > 1 && f.Endpoint != nil {
+			if withChildren > 1 && f.Endpoint != nil {
 				endpoint = f.Endpoint()
 			}
 			// One node per cluster: a child whose endpoint an earlier
@@ -268,6 +356,7 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 			if i, ok := byEndpoint[endpoint]; ok && endpoint != "" && !hasKind(children[i].Edges, f.Child.Edges) {
 				merge(&children[i], f.Child)
 				sameAs[i] = append(sameAs[i], f.SameAs...)
+				supersedes[i] = append(supersedes[i], f.Supersedes...)
 				continue
 			}
 			if _, seen := byEndpoint[endpoint]; !seen && endpoint != "" {
@@ -275,9 +364,15 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 			}
 			children = append(children, f.Child)
 			sameAs = append(sameAs, f.SameAs)
+			supersedes = append(supersedes, f.Supersedes)
 		}
 	}
-	children = mergeSameAs(children, sameAs)
+	children = mergeSameAs(children, sameAs, supersedes)
+	for _, edges := range supersedes {
+		for _, e := range edges {
+			delete(reach, e)
+		}
+	}
 	c.mu.Lock()
 	c.reach = reach
 	c.mu.Unlock()
@@ -288,12 +383,12 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 }
 
 // mergeSameAs merges each child that says it is the same as another
-// source's child (Found.SameAs) into that child, keeping the first one's
-// place.
-func mergeSameAs(children []fleet.Child, sameAs [][]fleet.Edge) []fleet.Child {
+// source's child (Found.SameAs, Found.Supersedes) into that child, keeping
+// the first one's place, and drops the superseded edges.
+func mergeSameAs(children []fleet.Child, sameAs, supersedes [][]fleet.Edge) []fleet.Child {
 	gone := make([]bool, len(children))
 	for i := range children {
-		for _, e := range sameAs[i] {
+		for _, e := range slices.Concat(sameAs[i], supersedes[i]) {
 			j := slices.IndexFunc(children, func(c fleet.Child) bool { return slices.Contains(c.Edges, e) })
 			if j < 0 || j == i || gone[j] || hasKind(children[j].Edges, children[i].Edges) {
 				continue
@@ -301,14 +396,20 @@ func mergeSameAs(children []fleet.Child, sameAs [][]fleet.Edge) []fleet.Child {
 			first, second := min(i, j), max(i, j)
 			merge(&children[first], children[second])
 			gone[second] = true
+			// The merged child is at first; what it supersedes goes with it.
+			supersedes[first] = slices.Concat(supersedes[first], supersedes[second])
 			break
 		}
 	}
 	out := children[:0]
 	for i, c := range children {
-		if !gone[i] {
-			out = append(out, c)
+		if gone[i] {
+			continue
 		}
+		if len(supersedes[i]) > 0 {
+			c.Edges = slices.DeleteFunc(slices.Clone(c.Edges), func(e fleet.Edge) bool { return slices.Contains(supersedes[i], e) })
+		}
+		out = append(out, c)
 	}
 	return out
 }
