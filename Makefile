@@ -30,6 +30,15 @@ OCM_MSA_VERSION        := v0.10.0
 # And the Argo CD CRDs (Application, ApplicationSet, AppProject), under
 # testdata/crds/argocd: installed only on sandbox clusters with argocd: true.
 ARGOCD_VERSION         := v3.5.7
+# And the inventories' CRDs, each installed only on sandbox clusters that ask
+# for it: the Cluster Inventory API's ClusterProfile (clusterInventory: true,
+# testdata/crds/clusterinventory), Sveltos's SveltosCluster (sveltos: true,
+# testdata/crds/sveltos) and HyperShift's HostedCluster (hypershift: true,
+# testdata/crds/hypershift; its Default feature set, the one the operator
+# installs unless told TechPreviewNoUpgrade).
+CLUSTER_INVENTORY_VERSION := v0.1.2
+SVELTOS_VERSION           := v1.14.0
+HYPERSHIFT_VERSION        := v0.1.81
 CAPI_CRDS   := clusters clusterclasses machines machinedeployments machinesets machinepools
 # And, under testdata/crds/capi, installed only on sandbox clusters with
 # capiControllers: true, what CAPI's controllers (make capi-bins) watch
@@ -162,7 +171,13 @@ update-golden: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-b
 	go test -count=1 ./... -update
 
 .PHONY: sandbox-bins
-sandbox-bins: $(BIN)/etcd $(BIN)/kube-apiserver ## Install etcd and build kube-apiserver for the sandbox (≈ 6 min the first time).
+sandbox-bins: $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/clusterprofile-secretreader ## Install etcd and build kube-apiserver and the ClusterProfile secretreader plugin for the sandbox (≈ 6 min the first time).
+
+# The Cluster Inventory API's own credential plugin (KEP-5339's secretreader),
+# from the module go.mod pins: sandbox fleets with the clusterprofile edge
+# name it in DIR/clusterprofile-providers.json, a real plugin no one here wrote.
+$(BIN)/clusterprofile-secretreader: go.mod go.sum
+	go build -ldflags '-s -w' -o $@ sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin
 
 $(BIN)/etcd:
 	@mkdir -p $(BIN)
@@ -303,7 +318,7 @@ tidy-check:
 	go mod tidy -diff
 
 .PHONY: update-crds
-update-crds: ## Refresh testdata/crds (and testdata/capi-webhooks) from the pinned CAPI, Flux, OCM and Argo CD modules.
+update-crds: ## Refresh testdata/crds (and testdata/capi-webhooks) from the pinned CAPI, Flux, OCM, Argo CD, Cluster Inventory API, Sveltos and HyperShift modules.
 	@capi=$$(go mod download -json sigs.k8s.io/cluster-api@$(CAPI_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	capd=$$(go mod download -json sigs.k8s.io/cluster-api/test@$(CAPI_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')/infrastructure/docker; \
 	ks=$$(go mod download -json github.com/fluxcd/kustomize-controller@$(KUSTOMIZE_CTRL_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
@@ -312,8 +327,13 @@ update-crds: ## Refresh testdata/crds (and testdata/capi-webhooks) from the pinn
 	ocm=$$(go mod download -json open-cluster-management.io/api@$(OCM_API_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	msa=$$(go mod download -json open-cluster-management.io/managed-serviceaccount@$(OCM_MSA_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	argocd=$$(go mod download -json github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
-	rm -f testdata/crds/*.yaml testdata/crds/ocm/*.yaml testdata/crds/argocd/*.yaml testdata/crds/capi/*.yaml testdata/capi-webhooks/*.yaml; \
-	mkdir -p testdata/crds/ocm testdata/crds/argocd testdata/crds/capi testdata/capi-webhooks; \
+	inventory=$$(go mod download -json sigs.k8s.io/cluster-inventory-api@$(CLUSTER_INVENTORY_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	sveltos=$$(go mod download -json github.com/projectsveltos/libsveltos@$(SVELTOS_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	hypershift=$$(go mod download -json github.com/openshift/hypershift@$(HYPERSHIFT_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	rm -f testdata/crds/*.yaml testdata/crds/ocm/*.yaml testdata/crds/argocd/*.yaml testdata/crds/capi/*.yaml testdata/capi-webhooks/*.yaml \
+		testdata/crds/clusterinventory/*.yaml testdata/crds/sveltos/*.yaml testdata/crds/hypershift/*.yaml; \
+	mkdir -p testdata/crds/ocm testdata/crds/argocd testdata/crds/capi testdata/capi-webhooks \
+		testdata/crds/clusterinventory testdata/crds/sveltos testdata/crds/hypershift; \
 	for c in $(CAPI_CRDS); do install -m 0644 $$capi/core/config/crd/bases/cluster.x-k8s.io_$$c.yaml testdata/crds/; done; \
 	$(CAPI_CONTRACT_LABELS) $$capi/controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml \
 		>testdata/crds/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml; \
@@ -331,7 +351,12 @@ update-crds: ## Refresh testdata/crds (and testdata/capi-webhooks) from the pinn
 	for c in $(OCM_CRDS); do install -m 0644 $$ocm/$$c testdata/crds/ocm/; done; \
 	install -m 0644 $$msa/config/crd/bases/authentication.open-cluster-management.io_managedserviceaccounts.yaml testdata/crds/ocm/; \
 	for c in $(ARGOCD_CRDS); do install -m 0644 $$argocd/manifests/crds/$$c-crd.yaml testdata/crds/argocd/; done; \
-	ls testdata/crds testdata/crds/ocm testdata/crds/argocd testdata/crds/capi testdata/capi-webhooks
+	install -m 0644 $$inventory/config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml testdata/crds/clusterinventory/; \
+	install -m 0644 $$sveltos/config/crd/bases/lib.projectsveltos.io_sveltosclusters.yaml testdata/crds/sveltos/; \
+	install -m 0644 $$hypershift/cmd/install/assets/crds/hypershift-operator/zz_generated.crd-manifests/hostedclusters-Hypershift-Default.crd.yaml \
+		testdata/crds/hypershift/hypershift.openshift.io_hostedclusters.yaml; \
+	ls testdata/crds testdata/crds/ocm testdata/crds/argocd testdata/crds/capi testdata/capi-webhooks \
+		testdata/crds/clusterinventory testdata/crds/sveltos testdata/crds/hypershift
 
 .PHONY: clean
 clean: ## Remove built binaries (bin/ keeps nothing that cannot be rebuilt).

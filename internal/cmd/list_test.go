@@ -62,7 +62,7 @@ func TestListRefusesUnknownEnvironments(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			f := f.begin(t)
 			r := f.run(t, "list", "--env", "gcp")
-			want := "error: no environment \"gcp\": no master has that name, provider or OCM clusterset; masters: aws (aws), azure (azure)\n"
+			want := "error: no environment \"gcp\": no master has that name, provider, OCM clusterset, ClusterProfile manager or clusterset, Sveltos env label or HyperShift platform; masters: aws (aws), azure (azure)\n"
 			if r.code != 1 || r.stderr != want {
 				t.Errorf("exit %d, stderr %q; want %q", r.code, r.stderr, want)
 			}

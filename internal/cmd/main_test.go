@@ -62,13 +62,16 @@ var (
 	// bare-named plugins, a private server behind proxies, an expired
 	// token and an in-cluster address.
 	credentialsFleet = newSharedFleet("credentials")
+	// inventoriesFleet is a hub of every inventory: CAPI, OCM,
+	// ClusterProfiles, Sveltos and HyperShift.
+	inventoriesFleet = newSharedFleet("inventories")
 	// sharedFleets in the order TestMain starts them ahead of the tests
 	// (a whole run, not -run): the order the tests first need them in, as
 	// tests run in the order of their files (a file named for its fleet
 	// runs when that fleet is up: the hub's tests in hub_*.go; as
 	// apps_action_test.go they ran first, and waited 2.5 minutes for the
 	// hub to start).
-	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, credentialsFleet, diffFleet, fluxFleet, reliabilityFleet, hubFleet, realFleet, watchFleet, scaleFleet}
+	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, credentialsFleet, inventoriesFleet, diffFleet, fluxFleet, reliabilityFleet, hubFleet, realFleet, watchFleet, scaleFleet}
 )
 
 // A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml of real

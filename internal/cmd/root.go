@@ -112,9 +112,12 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 			kubectl fleet walks a fleet from the current context down: every
 			cluster the cluster holds, to the clusters those hold, and so on. A
 			cluster holds others by CAPI Clusters (through the CLUSTER-kubeconfig
-			Secret CAPI keeps beside each), Argo CD cluster Secrets, and OCM
-			ManagedClusters (through the token of a ManagedServiceAccount). It
-			shows the whole fleet with CAPI, OCM and Flux health per cluster.
+			Secret CAPI keeps beside each), Argo CD cluster Secrets, OCM
+			ManagedClusters (through the token of a ManagedServiceAccount),
+			ClusterProfiles (through the plugins of your ClusterProfile provider
+			file), Sveltos SveltosClusters and HyperShift HostedClusters (through
+			the kubeconfig Secrets they name). It shows the whole fleet with the
+			health each of them, and Flux and Argo CD, report per cluster.
 
 			Kubeconfigs read from Secrets are untrusted: exec plugins,
 			auth-provider plugins and local file paths in them are refused.`),

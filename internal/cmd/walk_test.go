@@ -65,6 +65,14 @@ const argoCDSecrets = "GET /api/v1/secrets?labelSelector=argocd.argoproj.io%2Fse
 // ocmClusters is the list of a cluster's OCM ManagedClusters.
 const ocmClusters = "GET /apis/cluster.open-cluster-management.io/v1/managedclusters?resourceVersion=0"
 
+// gatedReads are the lists of the inventories only management clusters
+// hold (reach.Gated).
+var gatedReads = []string{
+	"GET /apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles?resourceVersion=0",
+	"GET /apis/lib.projectsveltos.io/v1beta1/sveltosclusters?resourceVersion=0",
+	"GET /apis/hypershift.openshift.io/v1beta1/hostedclusters?resourceVersion=0",
+}
+
 func plannedReads(managesClusters bool) map[string]int {
 	reads := map[string]int{
 		"GET /api/v1/namespaces/kube-system?resourceVersion=0": 1,
@@ -81,6 +89,11 @@ func plannedReads(managesClusters bool) map[string]int {
 	}
 	if managesClusters {
 		reads["GET /api/v1/secrets?fieldSelector=type%3Dcluster.x-k8s.io%2Fsecret&resourceVersion=0"] = 1
+		// The inventories only a management cluster holds: asked of one
+		// that holds clusters (and of the root), never of a tenant.
+		for _, r := range gatedReads {
+			reads[r] = 1
+		}
 	}
 	return reads
 }
@@ -143,7 +156,8 @@ func isDiscovery(req string) bool {
 }
 
 // Completing the next segment of a path reaches only the clusters on the
-// path and reads only their Clusters (and the kubeconfig on the way).
+// path and reads only their Clusters (and the kubeconfig on the way), and
+// the inventories of management clusters, in the same round.
 func TestCompletionReadsOnlyThePath(t *testing.T) {
 	needFleets(t)
 	r, got := requestsOf(t, demoFleet.get(t), "__complete", "tree", "aws/")
@@ -153,6 +167,11 @@ func TestCompletionReadsOnlyThePath(t *testing.T) {
 	want := map[string]map[string]int{
 		"":    {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, ocmClusters: 1, "GET /api/v1/namespaces/masters/secrets/aws-kubeconfig": 1},
 		"aws": {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, ocmClusters: 1},
+	}
+	for _, reads := range want { // both hold clusters
+		for _, r := range gatedReads {
+			reads[r] = 1
+		}
 	}
 	if len(got) != len(want) {
 		t.Errorf("completion reached %d clusters, want the 2 on the path: %v", len(got), got)

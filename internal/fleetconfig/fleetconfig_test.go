@@ -395,3 +395,15 @@ func TestParseCredentials(t *testing.T) {
 		})
 	}
 }
+
+// An integration's settings are kept as they are written, under its name,
+// for the integration to decode (provider.Set.Configure).
+func TestProvidersSections(t *testing.T) {
+	c, err := fleetconfig.Parse("fleet.yaml", []byte(header+"providers:\n  clusterprofile:\n    providerFile: providers.json\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(c.Providers["clusterprofile"]); got != `{"providerFile":"providers.json"}` {
+		t.Errorf("providers.clusterprofile = %s", got)
+	}
+}

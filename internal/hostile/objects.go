@@ -21,14 +21,17 @@ type Kind struct {
 	Namespaced                 bool
 }
 
-// Kinds are the kinds of Objects a Server serves: what the argocd and ocm
-// edges and the Argo CD probe read.
+// Kinds are the kinds of Objects a Server serves: what the argocd, ocm,
+// clusterprofile, sveltos and hypershift edges and the Argo CD probe read.
 func Kinds() []Kind {
 	return []Kind{
 		{APIVersion: "v1", Kind: "Secret", Resource: "secrets", Namespaced: true},
 		{APIVersion: "cluster.open-cluster-management.io/v1", Kind: "ManagedCluster", Resource: "managedclusters"},
 		{APIVersion: "authentication.open-cluster-management.io/v1beta1", Kind: "ManagedServiceAccount", Resource: "managedserviceaccounts", Namespaced: true},
 		{APIVersion: "argoproj.io/v1alpha1", Kind: "Application", Resource: "applications", Namespaced: true},
+		{APIVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ClusterProfile", Resource: "clusterprofiles", Namespaced: true},
+		{APIVersion: "lib.projectsveltos.io/v1beta1", Kind: "SveltosCluster", Resource: "sveltosclusters", Namespaced: true},
+		{APIVersion: "hypershift.openshift.io/v1beta1", Kind: "HostedCluster", Resource: "hostedclusters", Namespaced: true},
 	}
 }
 

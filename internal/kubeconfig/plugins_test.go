@@ -194,3 +194,64 @@ func TestPluginTiesMatchServersStrictly(t *testing.T) {
 		}
 	}
 }
+
+// A plugin of the operator's own configuration (a ClusterProfile provider
+// file) runs as kubectl runs their own kubeconfig's: every plugin when
+// kuberc sets no policy or AllowAll, the allowlist's with Allowlist, none
+// with DenyAll; --allow-exec and the fleet config's credentialPlugins,
+// which are for Secrets, neither add nor tie. What the ClusterProfile
+// says of the cluster is checked as a Secret's cluster entry.
+func TestOwnPluginRunsUnderKubercAlone(t *testing.T) {
+	dir := onPath(t, "secretreader", "other")
+	reader := filepath.Join(dir, "secretreader")
+	cluster := &clientcmdapi.Cluster{Server: "https://hub.example:6443"}
+	exec := &clientcmdapi.ExecConfig{Command: "secretreader", APIVersion: "client.authentication.k8s.io/v1", ProvideClusterInfo: true,
+		Env: []clientcmdapi.ExecEnvVar{{Name: "KUBECONFIG", Value: "/home/me/.kube/hub"}}}
+	where := func(f string) string { return "status.accessProviders[0].cluster." + f[strings.LastIndex(f, ".")+1:] }
+	src := kubeconfig.Source{Kind: "ClusterProfile", Namespace: "fleet", Name: "gke-1"}
+	tests := []struct {
+		name    string
+		plugins kubeconfig.Plugins
+		cluster *clientcmdapi.Cluster
+		wantErr string
+	}{
+		{name: "no kuberc", plugins: kubeconfig.Plugins{}},
+		{name: "AllowAll", plugins: kubeconfig.Plugins{Kuberc: clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowAll}}},
+		{name: "on the allowlist", plugins: kubeconfig.Plugins{Kuberc: clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: "secretreader"}}}}},
+		{name: "not on the allowlist", wantErr: "not in the credentialPluginAllowlist of your kuberc (~/.kube/kuberc)",
+			plugins: kubeconfig.Plugins{Kuberc: clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: "other"}}},
+				Allowed: []kubeconfig.Allowed{{Command: "secretreader", From: "--allow-exec"}}}},
+		{name: "DenyAll", wantErr: "credentialPluginPolicy: DenyAll", plugins: kubeconfig.Plugins{Kuberc: clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyDenyAll}}},
+		{name: "a tie for Secrets does not apply", plugins: kubeconfig.Plugins{Allowed: []kubeconfig.Allowed{{Command: "secretreader", Servers: []string{"*.eks.amazonaws.com"}, From: "fleet.yaml"}}}},
+		{name: "a proxy named by the profile", wantErr: "status.accessProviders[0].cluster.proxy-url", cluster: &clientcmdapi.Cluster{Server: "https://hub.example:6443", ProxyURL: "socks5://evil.example:1080"}},
+		{name: "plain http", wantErr: "status.accessProviders[0].cluster.server", cluster: &clientcmdapi.Cluster{Server: "http://hub.example"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cluster
+			if tt.cluster != nil {
+				c = tt.cluster
+			}
+			var ran []string
+			p := kubeconfig.Policy{Plugins: tt.plugins, OnExec: func(_ kubeconfig.Source, _ string, d kubeconfig.Decision) { ran = append(ran, d.Path) }}
+			cfg, err := p.RESTConfigWithPlugin(src, c, exec, "/home/me/providers.json", where)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v; want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := cfg.ExecProvider
+			if got.Command != reader || got.InteractiveMode != clientcmdapi.NeverExecInteractiveMode || !got.StdinUnavailable || !got.ProvideClusterInfo ||
+				len(got.Env) != 1 || got.PluginPolicy.Allowlist[0].Command != reader || cfg.Host != c.Server {
+				t.Errorf("exec %+v on %s; want the resolved plugin pinned, never interactive, its env and cluster info kept", got, cfg.Host)
+			}
+			if len(ran) != 1 || ran[0] != reader {
+				t.Errorf("announced %v; want the plugin once", ran)
+			}
+		})
+	}
+}

@@ -388,13 +388,21 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 func mergeSameAs(children []fleet.Child, sameAs, supersedes [][]fleet.Edge) []fleet.Child {
 	gone := make([]bool, len(children))
 	for i := range children {
-		for _, e := range slices.Concat(sameAs[i], supersedes[i]) {
+		for k, e := range slices.Concat(sameAs[i], supersedes[i]) {
 			j := slices.IndexFunc(children, func(c fleet.Child) bool { return slices.Contains(c.Edges, e) })
 			if j < 0 || j == i || gone[j] || hasKind(children[j].Edges, children[i].Edges) {
 				continue
 			}
 			first, second := min(i, j), max(i, j)
-			merge(&children[first], children[second])
+			if k >= len(sameAs[i]) {
+				// A superseded child is what the superseding one is made
+				// of: the node bears the superseding one's name.
+				merged := children[i]
+				merge(&merged, children[j])
+				children[i], children[j] = merged, merged
+			} else {
+				merge(&children[first], children[second])
+			}
 			gone[second] = true
 			// The merged child is at first; what it supersedes goes with it.
 			supersedes[first] = slices.Concat(supersedes[first], supersedes[second])

@@ -3,10 +3,13 @@ package reach_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -196,4 +199,126 @@ func edgesOf(c fleet.Child) string {
 		edges[i] = e.String()
 	}
 	return strings.Join(edges, "+")
+}
+
+// gated is a source asked only of management clusters (reach.Gated).
+type gated struct{ source }
+
+func (gated) Gated() {}
+
+// A gated source is asked of a cluster only once another source finds it
+// holding clusters (or at once on the root): a tenant, which holds none,
+// is spared its list.
+func TestGatedSourceOnlyWhereClustersAreHeld(t *testing.T) {
+	var capi, inv int
+	tenant := parent(source{kind: "capi", calls: &capi}, gated{source{kind: "inv", children: []string{"p"}, calls: &inv}})
+	got, err := tenant.Children(context.Background(), true)
+	if err != nil || len(got) != 0 || capi != 1 || inv != 0 {
+		t.Errorf("on a cluster that holds nothing: children %v (%v), capi asked %d, gated asked %d times; want none, 1, 0", got, err, capi, inv)
+	}
+	master := parent(source{kind: "capi", children: []string{"x"}, calls: &capi}, gated{source{kind: "inv", children: []string{"p"}, calls: &inv}})
+	got, err = master.Children(context.Background(), true)
+	if err != nil || len(got) != 2 || inv != 1 {
+		t.Errorf("on a management cluster: children %v (%v), gated asked %d times; want x and p, once", got, err, inv)
+	}
+	connector := &reach.Connector{Sources: []reach.Source{source{kind: "capi", calls: &capi}, gated{source{kind: "inv", children: []string{"p"}, calls: &inv}}},
+		Kube: kube.NewConnector(runtime.NewScheme(), nil, kube.Options{})}
+	root, err := connector.Connect(&rest.Config{Host: "https://root.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv = 0
+	if got, err = root.Children(context.Background(), false); err != nil || len(got) != 1 || inv != 1 {
+		t.Errorf("on the root: children %v (%v), gated asked %d times; want p, once", got, err, inv)
+	}
+}
+
+// holdingSource says the cluster holds clusters, then waits for the gated
+// source to be asked before it returns: as CAPI's source reads its
+// kubeconfig Secrets after its Clusters, and the gated sources run beside
+// that read, not after it.
+type holdingSource struct {
+	asked <-chan struct{}
+}
+
+func (holdingSource) Kind() string { return "capi" }
+
+func (s holdingSource) Children(ctx context.Context, _ *kube.Conn, _ bool) ([]reach.Found, error) {
+	reach.Holding(ctx)
+	select {
+	case <-s.asked:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return []reach.Found{{Child: fleet.Child{Name: "x", Edges: []fleet.Edge{{Kind: "capi", Name: "x"}}}}}, nil
+}
+
+type signalling struct {
+	gated
+	asked chan struct{}
+}
+
+func (s signalling) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	close(s.asked)
+	return s.gated.Children(ctx, conn, connect)
+}
+
+func TestGatedSourceStartsOnHolding(t *testing.T) {
+	var calls int
+	asked := make(chan struct{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // fails, rather than hangs, if the gated source waits
+	defer cancel()
+	got, err := parent(holdingSource{asked: asked}, signalling{gated{source{kind: "inv", children: []string{"p"}, calls: &calls}}, asked}).Children(ctx, true)
+	if err != nil || len(got) != 2 {
+		t.Errorf("children %v (%v); want x and p, the gated source asked while the other still read", got, err)
+	}
+}
+
+// supersedingSource's child p supersedes the CAPI Cluster cp/infra, whose
+// kubeconfig is for the control plane's own network (HyperShift).
+type supersedingSource struct{ gated }
+
+func (s supersedingSource) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.gated.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].Supersedes = []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: "infra"}}
+	}
+	return found, err
+}
+
+// A child that supersedes another source's child is one node with it,
+// reached, described and handed out by its own edge alone; what the other
+// source knew of it stays.
+func TestSupersededEdgeIsNeverUsed(t *testing.T) {
+	var calls int
+	capi := sameAsFacet{namespaced{source{kind: "capi", children: []string{"infra", "y"}, calls: &calls}}}
+	hs := supersedingSource{gated{source{kind: "hs", children: []string{"p"}, calls: &calls}}}
+	p := parent(capi, hs)
+	got, err := p.Children(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got {
+		_, facet := c.Facets["set"]
+		names = append(names, fmt.Sprintf("%s=%s facet=%v", c.Name, edgesOf(c), facet))
+	}
+	if want := "p=hs p facet=true,y=capi ns/y facet=true"; strings.Join(names, ",") != want {
+		t.Errorf("children\n%v\nwant\n%v", strings.Join(names, ","), want)
+	}
+	_, err = p.Connect(context.Background(), fleet.Child{Name: "infra", Edges: []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: "infra"}}})
+	if err == nil || !strings.Contains(err.Error(), "not listed") {
+		t.Errorf("Connect by the superseded edge = %v; want it not listed", err)
+	}
+}
+
+// sameAsFacet's children carry a facet of what the source knows.
+type sameAsFacet struct{ namespaced }
+
+func (s sameAsFacet) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
+	found, err := s.namespaced.Children(ctx, conn, connect)
+	for i := range found {
+		found[i].Child.SetFacet("set", setFacet("capi"))
+	}
+	return found, err
 }

@@ -82,8 +82,10 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 		b.WriteString(lineTree(d.CAPI, st, capiLine, func(o *describe.Object) []*describe.Object { return o.Children }).String() + "\n")
 	case d.CAPIError != "":
 		b.WriteString(st.bad.Render("✗ "+d.CAPIError) + "\n")
-	default:
+	case n.Path == "":
 		b.WriteString(st.dim.Render("none: the root cluster is described by no Cluster object") + "\n")
+	default:
+		b.WriteString(st.dim.Render("none: its parent holds no CAPI Cluster of it") + "\n")
 	}
 
 	for _, c := range opts.Columns {

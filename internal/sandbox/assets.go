@@ -18,8 +18,11 @@ type Assets struct {
 	Etcd          string
 	// CRDDir holds the CAPI and Flux CRDs installed on every apiserver,
 	// in its subdirectory ocm the Open Cluster Management CRDs installed
-	// on hubs (ocmHub) only, and in argocd the Argo CD CRDs installed on
-	// clusters with argocd only.
+	// on hubs (ocmHub) only, in argocd the Argo CD CRDs installed on
+	// clusters with argocd only, and in clusterinventory, sveltos and
+	// hypershift the ClusterProfile, SveltosCluster and HostedCluster CRDs
+	// installed on clusters with clusterInventory, sveltos: true and
+	// hypershift: true only.
 	CRDDir string
 	// GitReposDir holds the fixture repositories the git server serves.
 	GitReposDir string
@@ -34,6 +37,10 @@ type Assets struct {
 	// CAPI are Cluster API's controllers, needed only by clusters with
 	// capiControllers; empty when not built (`make capi-bins`).
 	CAPI CAPIBinaries
+	// ClusterProfileSecretReader is the Cluster Inventory API's secretreader
+	// credential plugin, which the provider file of a fleet with the
+	// clusterprofile edge names; empty when not built (`make sandbox-bins`).
+	ClusterProfileSecretReader string
 }
 
 // CAPIBinaries are the Cluster API controller managers a cluster with
@@ -72,7 +79,7 @@ func FindAssets() (Assets, error) {
 		{&a.SourceController, "source-controller"}, {&a.KustomizeController, "kustomize-controller"}, {&a.HelmController, "helm-controller"},
 		{&a.CAPI.Core, "capi-controller-manager"}, {&a.CAPI.KubeadmBootstrap, "capi-kubeadm-bootstrap-controller-manager"},
 		{&a.CAPI.KubeadmControlPlane, "capi-kubeadm-control-plane-controller-manager"}, {&a.CAPI.CAPD, "capd-manager"},
-		{&a.ArgoCD, "argocd"},
+		{&a.ArgoCD, "argocd"}, {&a.ClusterProfileSecretReader, "clusterprofile-secretreader"},
 	} {
 		if p := filepath.Join(root, "bin", c.name); fileExists(p) {
 			*c.dst = p

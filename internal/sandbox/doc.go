@@ -9,8 +9,12 @@
 // kubeconfig is a fault (missing, garbage, exec, tokenfile, unreachable,
 // forbidden, cycle) has no apiserver of its own: only its Secret is made
 // to fail the way the fault says. A parent may reach a child by other
-// edges too, or instead: an Argo CD cluster Secret, or, on an Open Cluster
-// Management hub, a ManagedCluster and the token of a ManagedServiceAccount.
+// edges too, or instead: an Argo CD cluster Secret; on an Open Cluster
+// Management hub, a ManagedCluster and the token of a ManagedServiceAccount;
+// in a Cluster Inventory API inventory, a ClusterProfile whose access
+// provider the upstream secretreader plugin gets a token for; on a Sveltos
+// management cluster, a SveltosCluster and its kubeconfig Secret; on a
+// HyperShift management cluster, a HostedCluster and its admin kubeconfig.
 // A cluster may hold Argo CD's Applications, with the status Argo CD would
 // write of them, bound for its children or for clusters it does not know.
 // docs/sandbox.md describes the spec.

@@ -7,7 +7,7 @@ import (
 
 // FuzzParseSpec: a fleet spec is checked or refused. Never a panic.
 func FuzzParseSpec(f *testing.F) {
-	for _, p := range []string{"../../testdata/fleets/faults.yaml", "../../testdata/fleets/reliability.yaml", "../../testdata/fleets/drift.yaml"} {
+	for _, p := range []string{"../../testdata/fleets/faults.yaml", "../../testdata/fleets/reliability.yaml", "../../testdata/fleets/drift.yaml", "../../testdata/fleets/inventories.yaml"} {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

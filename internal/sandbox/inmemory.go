@@ -84,7 +84,7 @@ type memFleet struct {
 	mu       sync.Mutex
 	nextPort int
 	servers  map[string]*memServer // by URL
-	crds     []crdInfo             // of Assets.CRDDir and its OCM and Argo CD directories
+	crds     []crdInfo             // of Assets.CRDDir and its subdirectories
 }
 
 // memServer is one in-memory apiserver.
@@ -114,8 +114,8 @@ type memUser struct {
 // crdInfo is what the in-memory fleet reads of a CRD file: which kind it
 // serves and its metadata.
 type crdInfo struct {
-	// set is the CRD directory the file is in: "" (CAPI and Flux), "ocm"
-	// or "argocd".
+	// set is the CRD directory the file is in: "" (CAPI and Flux), "ocm",
+	// "argocd", or one of the inventories' (ClusterProfileCRDSubdir, …).
 	set         string
 	name        string
 	labels      map[string]string
@@ -289,7 +289,9 @@ func (m *memFleet) start(s *server) error {
 	withStatus := []client.Object{}
 	for _, c := range m.crds {
 		switch {
-		case c.set == "" && s.spec.NoCRDs, c.set == "ocm" && !s.spec.OCMHub, c.set == "argocd" && !s.spec.ArgoCD:
+		case c.set == "" && s.spec.NoCRDs, c.set == "ocm" && !s.spec.OCMHub, c.set == "argocd" && !s.spec.ArgoCD,
+			c.set == ClusterProfileCRDSubdir && !s.spec.ClusterInventory, c.set == SveltosCRDSubdir && !s.spec.sveltosManagement(),
+			c.set == HyperShiftCRDSubdir && !s.spec.hypershiftManagement():
 			continue
 		}
 		ms.served[schema.GroupKind{Group: c.group, Kind: c.kind}] = c
@@ -732,14 +734,15 @@ func forbidden(u memUser, verb, group, resource, namespace, name string) error {
 }
 
 // readCRDDirs reads the CRDs of dir, which every cluster with CRDs
-// serves, and of its OCM and Argo CD directories, which hubs and Argo CD
-// clusters serve.
+// serves, and of its OCM, Argo CD, ClusterProfile, SveltosCluster and
+// HostedCluster directories, which the clusters with those keys serve.
 func readCRDDirs(dir string) ([]crdInfo, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: no CRD directory", ErrAssetsMissing)
 	}
 	var out []crdInfo
-	for _, set := range []struct{ name, dir string }{{"", dir}, {"ocm", ocmCRDDir(dir)}, {"argocd", argoCDCRDDir(dir)}} {
+	for _, set := range []struct{ name, dir string }{{"", dir}, {"ocm", ocmCRDDir(dir)}, {"argocd", argoCDCRDDir(dir)},
+		{ClusterProfileCRDSubdir, clusterProfileCRDDir(dir)}, {SveltosCRDSubdir, sveltosCRDDir(dir)}, {HyperShiftCRDSubdir, hyperShiftCRDDir(dir)}} {
 		crds, err := readCRDs(set.dir, set.name)
 		if err != nil {
 			return nil, err

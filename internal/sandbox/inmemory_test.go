@@ -27,7 +27,7 @@ func TestStartInMemoryOfTheCheckedInSpecs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, refused := range map[string]string{
-		"demo": "", "faults": "", "drift": "", "hub": "", "reliability": "", "scale": "",
+		"demo": "", "faults": "", "drift": "", "hub": "", "reliability": "", "scale": "", "inventories": "",
 		"diff": "fluxControllers", "flux": "fluxControllers", "real": "capiControllers", "watch": "noWatchCache", "argocd": "argocdControllers",
 	} {
 		t.Run(name, func(t *testing.T) {

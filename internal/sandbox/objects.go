@@ -94,7 +94,9 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 // populateChild creates, on its parent's server, what reaches a child by
 // each of its edges: its Cluster object and kubeconfig Secrets (capi), its
 // Argo CD cluster Secret (argocd), its ManagedCluster and
-// ManagedServiceAccount (ocm).
+// ManagedServiceAccount (ocm), its ClusterProfile (clusterprofile), its
+// SveltosCluster and kubeconfig Secret (sveltos), its HostedCluster, admin
+// kubeconfig and control-plane namespace (hypershift).
 func (f *Fleet) populateChild(ctx context.Context, parent *server, child *ClusterSpec) error {
 	if child.hasEdge(EdgeArgoCD) {
 		value, err := f.argoCDKubeconfig(parent, child)
@@ -108,6 +110,21 @@ func (f *Fleet) populateChild(ctx context.Context, parent *server, child *Cluste
 	if child.hasEdge(EdgeOCM) {
 		if err := f.populateOCM(ctx, parent, child); err != nil {
 			return fmt.Errorf("ocm: %w", err)
+		}
+	}
+	if child.hasEdge(EdgeClusterProfile) {
+		if err := f.populateClusterProfile(ctx, parent, child); err != nil {
+			return fmt.Errorf("clusterprofile: %w", err)
+		}
+	}
+	if child.hasEdge(EdgeSveltos) {
+		if err := f.populateSveltos(ctx, parent, child); err != nil {
+			return fmt.Errorf("sveltos: %w", err)
+		}
+	}
+	if child.hasEdge(EdgeHyperShift) {
+		if err := f.populateHyperShift(ctx, parent, child); err != nil {
+			return fmt.Errorf("hypershift: %w", err)
 		}
 	}
 	if !child.hasEdge(EdgeCAPI) {
@@ -249,6 +266,7 @@ func restrictedRole(rbac string) *rbacv1.ClusterRole {
 		{APIGroups: []string{"argoproj.io"}, Resources: argoCD, Verbs: read},
 		{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: ocmClusters, Verbs: read},
 		{APIGroups: []string{"authentication.open-cluster-management.io"}, Resources: []string{"*"}, Verbs: read},
+		{APIGroups: []string{ClusterProfileGroup, SveltosGroup, HyperShiftGroup}, Resources: []string{"*"}, Verbs: read},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: read},
 		{APIGroups: fluxGroups, Resources: []string{"*"}, Verbs: append(read, "patch", "update")},
 	}}
@@ -307,6 +325,9 @@ func create(ctx context.Context, c client.Client, obj client.Object, setStatus f
 		}
 	}
 	kind := fmt.Sprintf("%T", obj)
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		kind = u.GetKind()
+	}
 	if err := c.Create(ctx, obj); err != nil {
 		return fmt.Errorf("failed to create %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}

@@ -78,9 +78,7 @@ type OCMSpec struct {
 }
 
 // ocmFaults are the kubeconfig faults an ocm edge can be given.
-func ocmFaults() []string {
-	return []string{KubeconfigValid, KubeconfigMissing, KubeconfigGarbage, KubeconfigUnreachable, KubeconfigForbidden}
-}
+func ocmFaults() []string { return tokenFaults() }
 
 // checkOCM checks c's ocm keys and fills in their defaults; c's version
 // is already set.
@@ -215,41 +213,67 @@ func (f *Fleet) populateOCM(ctx context.Context, parent *server, child *ClusterS
 	return createManagedServiceAccount(ctx, parent.client, child, creds)
 }
 
-// ocmCredentials makes the credentials of child's ocm edge: for a valid
-// one, the child's URL as the other edges' kubeconfigs name it (its
-// latency proxy's) and a token of a ServiceAccount that reads everything
-// on it (or what its rbac allows). A faulty child has no apiserver: its
-// credentials lead to a closed port of its own (missing, garbage,
-// unreachable), or to the parent with a ServiceAccount that has no rights
-// (forbidden), as the capi edge's fault does.
+// ocmCredentials makes the credentials of child's ocm edge: the token of
+// the ServiceAccount the managed-serviceaccount addon's agent makes.
 func (f *Fleet) ocmCredentials(ctx context.Context, parent *server, child *ClusterSpec) (ocmCredentials, error) {
-	sa := child.OCM.ServiceAccount
+	creds, err := f.tokenCredentials(ctx, parent, child, serviceAccountRef{Namespace: OCMAgentNamespace, Name: child.OCM.ServiceAccount,
+		Labels: map[string]string{ocm.ManagedServiceAccountLabel: "true"}})
+	if err != nil {
+		return ocmCredentials{}, err
+	}
+	return ocmCredentials{config: ocmclusterv1.ClientConfig{URL: creds.url, CABundle: creds.ca}, token: creds.token}, nil
+}
+
+// serviceAccountRef names a ServiceAccount of a cluster's apiserver, and
+// the labels it is made with.
+type serviceAccountRef struct {
+	Namespace, Name string
+	Labels          map[string]string
+}
+
+// tokenCreds are what reaches a child by a token: where (the server's URL
+// and CA) and as whom (nil: no token).
+type tokenCreds struct {
+	url   string
+	ca    []byte
+	token []byte
+}
+
+// tokenCredentials makes the credentials of an edge of child that is a
+// server, a CA and a token (ocm, clusterprofile): for a valid child, the
+// child's URL as the other edges' kubeconfigs name it (its latency
+// proxy's) and a token of the ServiceAccount sa, made on it, that reads
+// everything there (or what its rbac allows). A faulty child has no
+// apiserver: its credentials lead to a closed port of its own (missing,
+// garbage, unreachable), or to the parent with a ServiceAccount that has
+// no rights (forbidden), as the capi edge's fault does.
+func (f *Fleet) tokenCredentials(ctx context.Context, parent *server, child *ClusterSpec, sa serviceAccountRef) (tokenCreds, error) {
 	switch child.Kubeconfig {
 	case KubeconfigValid:
 		cs := f.childServer(parent, child)
 		if err := grantReader(ctx, cs, sa, child.RBAC); err != nil {
-			return ocmCredentials{}, err
+			return tokenCreds{}, err
 		}
 		token, err := serviceAccountToken(ctx, cs, sa)
 		if err != nil {
-			return ocmCredentials{}, err
+			return tokenCreds{}, err
 		}
 		if err := waitAuthorized(ctx, cs, sa); err != nil {
-			return ocmCredentials{}, err
+			return tokenCreds{}, err
 		}
-		return ocmCredentials{config: ocmclusterv1.ClientConfig{URL: cs.url(), CABundle: cs.config.CAData}, token: token}, nil
+		return tokenCreds{url: cs.url(), ca: cs.config.CAData, token: token}, nil
 	case KubeconfigForbidden:
-		token, err := serviceAccountToken(ctx, parent, ForbiddenUser)
+		token, err := serviceAccountToken(ctx, parent, serviceAccountRef{Namespace: sa.Namespace, Name: ForbiddenUser, Labels: sa.Labels})
 		if err != nil {
-			return ocmCredentials{}, err
+			return tokenCreds{}, err
 		}
-		return ocmCredentials{config: ocmclusterv1.ClientConfig{URL: parent.url(), CABundle: parent.config.CAData}, token: token}, nil
+		return tokenCreds{url: parent.url(), ca: parent.config.CAData, token: token}, nil
 	case KubeconfigMissing, KubeconfigGarbage, KubeconfigUnreachable:
 		port, err := f.closedPort()
 		if err != nil {
-			return ocmCredentials{}, err
+			return tokenCreds{}, err
 		}
-		creds := ocmCredentials{config: ocmclusterv1.ClientConfig{URL: fmt.Sprintf("https://127.0.0.1:%d", port), CABundle: parent.config.CAData}}
+		creds := tokenCreds{url: fmt.Sprintf("https://127.0.0.1:%d", port), ca: parent.config.CAData}
 		switch child.Kubeconfig {
 		case KubeconfigGarbage:
 			creds.token = []byte("\x00this is not a token\nAuthorization: none")
@@ -258,24 +282,24 @@ func (f *Fleet) ocmCredentials(ctx context.Context, parent *server, child *Clust
 		}
 		return creds, nil
 	}
-	return ocmCredentials{}, fmt.Errorf("kubeconfig %q is no fault of an ocm edge", child.Kubeconfig)
+	return tokenCreds{}, fmt.Errorf("kubeconfig %q is no fault of an edge reached by a token", child.Kubeconfig)
 }
 
-// grantReader makes, on s, the ServiceAccount sa in OCMAgentNamespace a
-// reader: of everything (every resource of every group, and every
-// non-resource URL such as /version), or, with rbac, of what the
-// restricted kubeconfigs of rbac read.
-func grantReader(ctx context.Context, s *server, sa, rbac string) error {
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-ocm-read-everything"}, Rules: []rbacv1.PolicyRule{
+// grantReader makes, on s, the ServiceAccount sa a reader: of everything
+// (every resource of every group, and every non-resource URL such as
+// /version), or, with rbac, of what the restricted kubeconfigs of rbac
+// read.
+func grantReader(ctx context.Context, s *server, sa serviceAccountRef, rbac string) error {
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-read-everything"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
 		{NonResourceURLs: []string{"*"}, Verbs: []string{"get"}},
 	}}
 	if rbac != "" {
 		role = restrictedRole(rbac)
 	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleet-ocm-" + sa},
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleet-reader-" + sa.Namespace + "-" + sa.Name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: OCMAgentNamespace, Name: sa}}}
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}}
 	for _, obj := range []client.Object{role, binding} {
 		if err := s.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create %T %s: %w", obj, obj.GetName(), err)
@@ -285,16 +309,16 @@ func grantReader(ctx context.Context, s *server, sa, rbac string) error {
 }
 
 // waitAuthorized waits until the apiserver s authorizes the ServiceAccount
-// sa in OCMAgentNamespace to list namespaces, which every reader may: its
-// RBAC authorizer reads the binding from a cache, so a walk right after the
-// start could otherwise be refused.
-func waitAuthorized(ctx context.Context, s *server, sa string) error {
+// sa to list namespaces, which every reader may: its RBAC authorizer reads
+// the binding from a cache, so a walk right after the start could
+// otherwise be refused.
+func waitAuthorized(ctx context.Context, s *server, sa serviceAccountRef) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	user := "system:serviceaccount:" + OCMAgentNamespace + ":" + sa
+	user := "system:serviceaccount:" + sa.Namespace + ":" + sa.Name
 	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + OCMAgentNamespace},
+			User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.Namespace},
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "list", Resource: "namespaces"},
 		}}
 		if err := s.client.Create(ctx, review); err != nil {
@@ -308,17 +332,16 @@ func waitAuthorized(ctx context.Context, s *server, sa string) error {
 	return nil
 }
 
-// serviceAccountToken creates, on s, the ServiceAccount name in
-// OCMAgentNamespace unless it exists, as the addon's agent does, and
-// returns a token of it from the TokenRequest API.
-func serviceAccountToken(ctx context.Context, s *server, name string) ([]byte, error) {
-	if err := ensureNamespace(ctx, s.client, OCMAgentNamespace); err != nil {
+// serviceAccountToken creates, on s, the ServiceAccount sa unless it
+// exists, as the agent that hands out its token does, and returns a token
+// of it from the TokenRequest API.
+func serviceAccountToken(ctx context.Context, s *server, ref serviceAccountRef) ([]byte, error) {
+	if err := ensureNamespace(ctx, s.client, ref.Namespace); err != nil {
 		return nil, err
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: OCMAgentNamespace, Name: name,
-		Labels: map[string]string{ocm.ManagedServiceAccountLabel: "true"}}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name, Labels: ref.Labels}}
 	if err := s.client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("failed to create ServiceAccount %s/%s: %w", OCMAgentNamespace, name, err)
+		return nil, fmt.Errorf("failed to create ServiceAccount %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	token, err := requestToken(ctx, s.client, sa, msaValidity)
 	return []byte(token), err

@@ -210,6 +210,9 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 2 * time.Minute
 	}
+	if err := checkSecretReader(spec, opts.Assets.ClusterProfileSecretReader); err != nil {
+		return nil, err
+	}
 	f, err := newFleet(spec, opts.Dir)
 	if err != nil {
 		return nil, err
@@ -252,6 +255,9 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 		return nil, err
 	}
 	if err := f.writeRootKubeconfig(); err != nil {
+		return nil, err
+	}
+	if err := f.writeClusterProfileProviders(opts.Assets.ClusterProfileSecretReader); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -335,9 +341,14 @@ func (f *Fleet) addMembers(path string, c *ClusterSpec, parentKey string) {
 	if path == "" || c.Kubeconfig == KubeconfigValid && c.Provision != ProvisionInMemory {
 		key = serverKey(parentKey, c)
 		s := f.servers[key]
-		if s == nil {
+		switch {
+		case s == nil:
 			s = &server{key: key, spec: c}
 			f.servers[key] = s
+		case s.spec.SameServerAs != "" && c.SameServerAs == "":
+			// The server is its owner's, whichever of the clusters it
+			// serves comes first.
+			s.spec = c
 		}
 		m.server = s
 	}
@@ -366,12 +377,20 @@ func childKeys(c *ClusterSpec) []fleet.Child {
 	keys := make([]fleet.Child, len(c.Clusters))
 	for i, ch := range c.Clusters {
 		keys[i] = fleet.Child{Name: ch.Name, Namespace: ch.Namespace}
+		// Seen in the namespace of the object of its first edge, in the
+		// order kubectl fleet asks its sources.
 		switch {
 		case ch.hasEdge(EdgeCAPI):
-		case ch.hasEdge(EdgeArgoCD): // seen as its Argo CD cluster Secret
+		case ch.hasEdge(EdgeArgoCD): // its Argo CD cluster Secret
 			keys[i].Namespace = ArgoCDNamespace
-		default: // seen as its ManagedCluster, whose namespace on the hub bears its name
+		case ch.hasEdge(EdgeOCM): // its ManagedCluster, whose namespace on the hub bears its name
 			keys[i].Namespace = ch.Name
+		case ch.hasEdge(EdgeClusterProfile):
+			keys[i].Namespace = ch.ClusterProfile.Namespace
+		case ch.hasEdge(EdgeSveltos):
+			keys[i].Namespace = ch.Sveltos.Namespace
+		case ch.hasEdge(EdgeHyperShift):
+			keys[i].Namespace = ch.HyperShift.Namespace
 		}
 	}
 	return keys
@@ -422,6 +441,22 @@ func (f *Fleet) startAPIServers(opts Options) error {
 				return fmt.Errorf("%w: cluster %q has argocd, and the Argo CD CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
 			}
 			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+		}
+		for _, set := range []struct {
+			on       bool
+			key, dir string
+		}{
+			{s.spec.ClusterInventory, "clusterInventory", clusterProfileCRDDir(opts.Assets.CRDDir)},
+			{s.spec.sveltosManagement(), "sveltos", sveltosCRDDir(opts.Assets.CRDDir)},
+			{s.spec.hypershiftManagement(), "hypershift", hyperShiftCRDDir(opts.Assets.CRDDir)},
+		} {
+			if !set.on {
+				continue
+			}
+			if !fileExists(set.dir) {
+				return fmt.Errorf("%w: cluster %q has %s, and its CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, set.key, set.dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, set.dir)
 		}
 		if s.spec.CAPIControllers {
 			dir := capiCRDDir(opts.Assets.CRDDir)
@@ -761,6 +796,15 @@ func (f *Fleet) warmCaches(ctx context.Context) error {
 		}
 		if s.spec.ArgoCD {
 			out = append(out, argoCDLists()...)
+		}
+		if s.spec.ClusterInventory {
+			out = append(out, clusterProfileList())
+		}
+		if s.spec.sveltosManagement() {
+			out = append(out, sveltosClusterList())
+		}
+		if s.spec.hypershiftManagement() {
+			out = append(out, hostedClusterList())
 		}
 		return out
 	}

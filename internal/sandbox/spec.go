@@ -113,7 +113,12 @@ type ClusterSpec struct {
 	// CD cluster Secret cluster-<name> in namespace argocd, whose config
 	// holds a user of its own; ocm an Open Cluster Management
 	// ManagedCluster <name> and the token Secret of a
-	// ManagedServiceAccount in namespace <name>, on a parent with ocmHub.
+	// ManagedServiceAccount in namespace <name>, on a parent with ocmHub;
+	// clusterprofile a ClusterProfile, on a parent with clusterInventory,
+	// whose access provider the secretreader plugin gets a token for;
+	// sveltos a SveltosCluster and its kubeconfig Secret, on a Sveltos
+	// management cluster; hypershift a HostedCluster and its admin
+	// kubeconfig, on a HyperShift management cluster.
 	Edges []string `json:"edges,omitempty"`
 	// OCM is what an ocm edge's hub knows of the cluster; only with that
 	// edge, and filled with defaults when it has one.
@@ -122,6 +127,30 @@ type ClusterSpec struct {
 	// CRDs on its apiserver, and its own ManagedCluster local-cluster.
 	// Its children may then have the ocm edge.
 	OCMHub bool `json:"ocmHub,omitempty"`
+	// ClusterInventory installs the Cluster Inventory API's ClusterProfile
+	// CRD on the cluster's apiserver: its children may then have the
+	// clusterprofile edge.
+	ClusterInventory bool `json:"clusterInventory,omitempty"`
+	// ClusterProfile is what a clusterprofile edge's inventory knows of
+	// the cluster; only with that edge, and filled with defaults when it
+	// has one.
+	ClusterProfile *ClusterProfileSpec `json:"clusterProfile,omitempty"`
+	// Sveltos is true of a Sveltos management cluster (the SveltosCluster
+	// CRD on its apiserver; its children may then have the sveltos edge),
+	// or, of a cluster with the sveltos edge, what its management cluster
+	// knows of it.
+	Sveltos *SveltosSpec `json:"sveltos,omitempty"`
+	// HyperShift is true of a HyperShift management cluster (the
+	// HostedCluster CRD on its apiserver; its children may then have the
+	// hypershift edge), or, of a cluster with the hypershift edge, what its
+	// management cluster knows of it.
+	HyperShift *HyperShiftSpec `json:"hypershift,omitempty"`
+	// SameServerAs serves the cluster by the apiserver of its sibling of
+	// that name: a variant of what the parent knows of a cluster (another
+	// status, another credential) costs no process. The two share an
+	// identity and what is on the server, as the clusters of a
+	// sharedServer entry do, so the cluster holds nothing of its own.
+	SameServerAs string `json:"sameServerAs,omitempty"`
 	// ArgoCD gives the cluster what Argo CD keeps on the cluster it runs
 	// on: its CRDs on the apiserver, the namespace argocd and the
 	// AppProject default there. It may then hold Apps.
@@ -297,6 +326,9 @@ func ParseSpec(data []byte) (*Spec, error) {
 	if err := check(&spec.ClusterSpec, spec.Version, spec.Name, true); err != nil {
 		return nil, err
 	}
+	if err := checkClusterProfileNames(&spec.ClusterSpec); err != nil {
+		return nil, err
+	}
 	total := 0
 	if err := expand(&spec.ClusterSpec, "", spec.Name, &total); err != nil {
 		return nil, err
@@ -331,6 +363,13 @@ func expand(c *ClusterSpec, origin, where string, total *int) error {
 	}
 	for _, e := range c.Clusters {
 		e.origin = origin + "/" + e.Namespace + ":" + e.Name
+		// A cluster served by a sibling's apiserver is of that sibling's
+		// entry (checkSameServer: one, without a count).
+		for _, sib := range c.Clusters {
+			if e.SameServerAs != "" && sib.Name == e.SameServerAs && sib.SameServerAs == "" {
+				e.origin = origin + "/" + sib.Namespace + ":" + sib.Name
+			}
+		}
 		if e.Count == 0 {
 			if err := add(e); err != nil {
 				return err
@@ -371,11 +410,26 @@ func faults() []string {
 		KubeconfigAWSAuth, KubeconfigInsecure, KubeconfigProxy, KubeconfigExpiredToken, KubeconfigInCluster}
 }
 
+// edgeNames are the edges a parent may reach a child by, in the order
+// kubectl fleet asks its sources: a child reached by several is seen in
+// the namespace of the first's object.
+func edgeNames() []string {
+	return []string{EdgeCAPI, EdgeArgoCD, EdgeOCM, EdgeClusterProfile, EdgeSveltos, EdgeHyperShift}
+}
+
 // checkEdges checks c's edges against its kubeconfig fault.
 func checkEdges(c *ClusterSpec, where string) error {
 	for _, e := range c.Edges {
-		if e != EdgeCAPI && e != EdgeArgoCD && e != EdgeOCM {
-			return fmt.Errorf("%s: edge %q is not capi, argocd or ocm", where, e)
+		if !slices.Contains(edgeNames(), e) {
+			return fmt.Errorf("%s: edge %q is not one of %s", where, e, strings.Join(edgeNames(), ", "))
+		}
+	}
+	for _, e := range []struct {
+		edge   string
+		faults []string
+	}{{EdgeClusterProfile, tokenFaults()}, {EdgeSveltos, secretFaults()}, {EdgeHyperShift, secretFaults()}} {
+		if c.hasEdge(e.edge) && !slices.Contains(e.faults, c.Kubeconfig) {
+			return fmt.Errorf("%s: kubeconfig %q is no fault of a %s edge, which takes %s", where, c.Kubeconfig, e.edge, strings.Join(e.faults, ", "))
 		}
 	}
 	switch {
@@ -395,6 +449,9 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if c.Name == "" {
 		return fmt.Errorf("%s: a cluster needs a name", where)
 	}
+	// The new inventories' objects go to a namespace of their own unless
+	// the spec names the cluster's.
+	namespaceGiven := c.Namespace != ""
 	if !root {
 		if c.Namespace == "" {
 			c.Namespace = "default"
@@ -446,6 +503,12 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if err := checkOCM(c, where); err != nil {
 			return err
 		}
+		if err := errors.Join(checkClusterProfile(c, namespaceGiven, where), checkSveltos(c, namespaceGiven, where), checkHyperShift(c, namespaceGiven, where)); err != nil {
+			return err
+		}
+		if c.Kubeconfig != KubeconfigValid && (c.ClusterInventory || c.sveltosManagement() || c.hypershiftManagement()) {
+			return fmt.Errorf("%s: a cluster with kubeconfig %q has no apiserver, so it can be no cluster inventory, Sveltos or HyperShift management cluster", where, c.Kubeconfig)
+		}
 		if c.RBAC != "" && !slices.Contains(rbacValues(), c.RBAC) {
 			return fmt.Errorf("%s: rbac %q is not one of %s", where, c.RBAC, strings.Join(rbacValues(), ", "))
 		}
@@ -471,8 +534,14 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if root && (len(c.Edges) > 0 || c.OCM != nil) {
 		return fmt.Errorf("%s: the root cluster takes neither edges nor ocm: no parent reaches it, your kubeconfig does", where)
 	}
+	if root && (c.ClusterProfile != nil || c.Sveltos.describes() || c.HyperShift.describes() || c.SameServerAs != "") {
+		return fmt.Errorf("%s: the root cluster takes neither clusterProfile, what a sveltos or hypershift edge knows of a cluster, nor sameServerAs: no parent reaches it, your kubeconfig does", where)
+	}
 	if c.NoCRDs && (c.OCMHub || c.ArgoCD || c.CAPIControllers) {
 		return fmt.Errorf("%s: a cluster with noCRDs can be neither an ocmHub nor have argocd or capiControllers", where)
+	}
+	if c.NoCRDs && (c.ClusterInventory || c.sveltosManagement() || c.hypershiftManagement()) {
+		return fmt.Errorf("%s: a cluster with noCRDs can be no cluster inventory, Sveltos or HyperShift management cluster", where)
 	}
 	if err := checkArgoCDControllers(c, where); err != nil {
 		return err
@@ -535,6 +604,15 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 		if child.hasEdge(EdgeOCM) && !c.OCMHub {
 			errs = append(errs, fmt.Errorf("%s/%s: the ocm edge needs a hub: give its parent %s ocmHub: true", where, child.Name, c.Name))
 		}
+		if child.hasEdge(EdgeClusterProfile) && !c.ClusterInventory {
+			errs = append(errs, fmt.Errorf("%s/%s: the clusterprofile edge needs a cluster inventory: give its parent %s clusterInventory: true", where, child.Name, c.Name))
+		}
+		if child.hasEdge(EdgeSveltos) && !c.sveltosManagement() {
+			errs = append(errs, fmt.Errorf("%s/%s: the sveltos edge needs a Sveltos management cluster: give its parent %s sveltos: true", where, child.Name, c.Name))
+		}
+		if child.hasEdge(EdgeHyperShift) && !c.hypershiftManagement() {
+			errs = append(errs, fmt.Errorf("%s/%s: the hypershift edge needs a HyperShift management cluster: give its parent %s hypershift: true", where, child.Name, c.Name))
+		}
 		if child.hasEdge(EdgeOCM) {
 			if managed[child.Name] {
 				errs = append(errs, fmt.Errorf("%s: two clusters named %s have the ocm edge: a ManagedCluster has no namespace", where, child.Name))
@@ -556,7 +634,68 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if err := checkApps(c, where); err != nil {
 		errs = append(errs, err)
 	}
+	if len(errs) == 0 {
+		errs = append(errs, checkClusterProfileSiblings(c, where), checkSveltosSiblings(c, where), checkHyperShiftSiblings(c, where), checkSameServer(c, where))
+	}
 	return errors.Join(errs...)
+}
+
+// checkSameServer checks the children of c that are served by a sibling's
+// apiserver: the sibling is one, with an apiserver of its own, and the
+// child has nothing that would be its server's, so that nothing is made
+// twice on one server nor differs between the two.
+func checkSameServer(c *ClusterSpec, where string) error {
+	for i := range c.Clusters {
+		child := &c.Clusters[i]
+		if child.SameServerAs == "" {
+			continue
+		}
+		at := where + "/" + child.Name
+		var owners []*ClusterSpec
+		for j := range c.Clusters {
+			if c.Clusters[j].Name == child.SameServerAs && j != i {
+				owners = append(owners, &c.Clusters[j])
+			}
+		}
+		switch {
+		case len(owners) != 1:
+			return fmt.Errorf("%s: sameServerAs %s names %d siblings: name one cluster of %s", at, child.SameServerAs, len(owners), c.Name)
+		case owners[0].SameServerAs != "" || owners[0].Count > 0 || owners[0].Kubeconfig != KubeconfigValid || owners[0].Provision == ProvisionInMemory:
+			return fmt.Errorf("%s: sameServerAs %s: that sibling has no apiserver of its own (a fault, a count, provision inmemory or sameServerAs itself)", at, child.SameServerAs)
+		}
+		own := []struct {
+			set  bool
+			name string
+		}{
+			{child.Kubeconfig != KubeconfigValid, "a kubeconfig fault"}, {child.Count > 0 || child.SharedServer, "count or sharedServer"},
+			{len(child.Clusters) > 0, "clusters"}, {len(child.Flux) > 0 || child.FluxObjects > 0, "flux objects"}, {child.Latency != nil, "latency"},
+			{child.FluxControllers || child.HelmController || child.CAPIControllers || child.ArgoCDControllers, "controllers"},
+			{child.OCMHub || child.ArgoCD || len(child.Apps) > 0, "an ocmHub or argocd"},
+			{child.ClusterInventory || child.sveltosManagement() || child.hypershiftManagement(), "clusterInventory or a management cluster's key"},
+			{child.RBAC != "" || child.Private || child.Credential != "" || child.Provision != "", "rbac, private, credential or provision"},
+			{child.NoCRDs || child.NoWatchCache, "noCRDs or noWatchCache"},
+		}
+		for _, o := range own {
+			if o.set {
+				return fmt.Errorf("%s: sameServerAs %s: the cluster is served by that sibling's apiserver, so it takes no %s", at, child.SameServerAs, o.name)
+			}
+		}
+	}
+	return nil
+}
+
+// usesEdge reports whether any cluster of the fleet is reached by edge.
+func (s *Spec) usesEdge(edge string) bool {
+	var walk func(c *ClusterSpec) bool
+	walk = func(c *ClusterSpec) bool {
+		for i := range c.Clusters {
+			if c.Clusters[i].hasEdge(edge) || walk(&c.Clusters[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(&s.ClusterSpec)
 }
 
 // checkProvision checks what a cluster CAPI provisions may say: CAPI, not

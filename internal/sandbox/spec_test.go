@@ -67,7 +67,7 @@ func TestParseSpecRejectsMistakes(t *testing.T) {
 		{"a latency that is no duration", "name: mom\nclusters: [{name: a, latency: fast}]", "failed to decode"},
 		{"latency on a fault", "name: mom\nclusters: [{name: a, kubeconfig: unreachable, latency: 50ms}]", "has no apiserver"},
 		{"a count on the root", "name: mom\ncount: 3", "the root cluster takes neither count, sharedServer nor latency"},
-		{"an unknown edge", "name: mom\nclusters: [{name: a, edges: [acm]}]", `mom/a: edge "acm" is not capi, argocd or ocm`},
+		{"an unknown edge", "name: mom\nclusters: [{name: a, edges: [acm]}]", `mom/a: edge "acm" is not one of capi, argocd, ocm, clusterprofile, sveltos, hypershift`},
 		{"an ocm edge without a hub", "name: mom\nclusters: [{name: a, edges: [ocm]}]", "mom/a: the ocm edge needs a hub: give its parent mom ocmHub: true"},
 		{"an ocm edge under a hub's child that is none", "name: mom\nocmHub: true\nclusters: [{name: a, clusters: [{name: b, edges: [capi, ocm]}]}]", "mom/a/b: the ocm edge needs a hub: give its parent a ocmHub: true"},
 		{"ocm without the ocm edge", "name: mom\nocmHub: true\nclusters: [{name: a, edges: [capi], ocm: {clusterSet: blue}}]", "mom/a: ocm is what an ocm edge's hub knows of the cluster: give edges with ocm"},

@@ -6,9 +6,12 @@ package registry
 import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/clusterprofile"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/hypershift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/sveltos"
 )
 
 // Providers returns new providers of every integration, for one
@@ -22,5 +25,8 @@ func Providers() provider.Set {
 		flux.NewProvider(),
 		argocd.NewProvider(),
 		ocm.NewProvider(),
+		clusterprofile.NewProvider(),
+		sveltos.NewProvider(),
+		hypershift.NewProvider(),
 	}
 }

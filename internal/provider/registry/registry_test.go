@@ -1,7 +1,9 @@
 package registry_test
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,8 +31,8 @@ func TestProvidersInOrder(t *testing.T) {
 		name      string
 		got, want []string
 	}{
-		{"providers", names, []string{"capi", "flux", "argocd", "ocm"}},
-		{"edge sources", sources, []string{"capi", "argocd", "ocm"}},
+		{"providers", names, []string{"capi", "flux", "argocd", "ocm", "clusterprofile", "sveltos", "hypershift"}},
+		{"edge sources", sources, []string{"capi", "argocd", "ocm", "clusterprofile", "sveltos", "hypershift"}},
 		{"probes", probes, []string{"flux", "argocd"}},
 	} {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
@@ -101,7 +103,8 @@ func TestInventoryAndDescriber(t *testing.T) {
 // Each inventory names its edge's object; a CAPI Cluster alone is the
 // usual way a parent holds a cluster, which the tree does not spell out.
 func TestEdgeKinds(t *testing.T) {
-	want := []fleet.EdgeKind{{Kind: "capi", Object: "Cluster", Usual: true}, {Kind: "argocd", Object: "Secret"}, {Kind: "ocm", Object: "ManagedCluster"}}
+	want := []fleet.EdgeKind{{Kind: "capi", Object: "Cluster", Usual: true}, {Kind: "argocd", Object: "Secret"}, {Kind: "ocm", Object: "ManagedCluster"},
+		{Kind: "clusterprofile", Object: "ClusterProfile"}, {Kind: "sveltos", Object: "SveltosCluster"}, {Kind: "hypershift", Object: "HostedCluster"}}
 	if got := registry.Providers().EdgeKinds(); !slices.Equal(got, want) {
 		t.Errorf("EdgeKinds = %+v, want %+v", got, want)
 	}
@@ -119,5 +122,18 @@ func TestProviderFlags(t *testing.T) {
 	want := `invalid --ocm-service-account "Not_A_Name": give the name of a ManagedServiceAccount`
 	if err == nil || err.Error() != want {
 		t.Errorf("Validate = %v, want %s", err, want)
+	}
+}
+
+// The fleet config's providers sections go to the integration of each
+// name; one no integration takes is an error that names those that do.
+func TestConfigureSections(t *testing.T) {
+	set := registry.Providers()
+	err := set.Configure(map[string]json.RawMessage{"capi": json.RawMessage(`{}`)}, "/home/me/.kube/fleet.yaml")
+	if err == nil || !strings.Contains(err.Error(), "fleet config /home/me/.kube/fleet.yaml: providers.capi: no integration of that name has settings (those that have: [clusterprofile])") {
+		t.Errorf("Configure(capi) = %v", err)
+	}
+	if err := set.Configure(map[string]json.RawMessage{"clusterprofile": json.RawMessage(`{"providers":[{"name":"secretreader","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"secretreader"}}]}`)}, "fleet.yaml"); err != nil {
+		t.Errorf("Configure(clusterprofile) = %v", err)
 	}
 }

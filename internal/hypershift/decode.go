@@ -1,0 +1,223 @@
+package hypershift
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Bounds on what a HostedCluster may make the source keep: a hostile or
+// broken management cluster may send a history or a message of any length.
+const (
+	// MaxHistory is how many entries of status.version.history, newest
+	// first, the facet keeps: the history grows by one entry per release
+	// image rolled out.
+	MaxHistory = 10
+	// MaxMessage is how many bytes of a condition's message the facet
+	// keeps.
+	MaxMessage = 256
+)
+
+// hostedCluster is what the source reads of a HostedCluster, decoded
+// field by field: a field that is not HyperShift's shape is named in
+// unreadable and left empty, and the rest still stands.
+type hostedCluster struct {
+	Namespace, Name string
+	Labels          map[string]string
+	// InfraID, Platform and PausedUntil are spec.infraID,
+	// spec.platform.type and spec.pausedUntil.
+	InfraID, Platform string
+	PausedUntil       *string
+	// Available, Degraded and Progressing are the statuses of those
+	// conditions, with the message of each (bounded).
+	Available, Degraded, Progressing condition
+	// Desired is status.version.desired.version; History is
+	// status.version.history, newest first, bounded (MaxHistory); Version
+	// is the version of its newest Completed entry, found in the whole
+	// history.
+	Desired, Version string
+	History          []Update
+	// Kubeconfig is status.kubeconfig.name: the Secret, in Namespace, of
+	// the admin kubeconfig.
+	Kubeconfig string
+	// Unreadable are the paths of the fields that are not HyperShift's
+	// shape, in the order met.
+	Unreadable []string
+}
+
+// condition is a condition's status and message.
+type condition struct{ Status, Message string }
+
+// decode reads a HostedCluster listed as an unstructured object.
+func decode(u *unstructured.Unstructured) hostedCluster {
+	hc := hostedCluster{Namespace: u.GetNamespace(), Name: u.GetName(), Labels: u.GetLabels()}
+	d := &decoder{}
+	obj := u.Object
+	hc.InfraID = d.str(obj, "spec.infraID")
+	hc.Platform = d.str(obj, "spec.platform.type")
+	if v := d.get(obj, "spec.pausedUntil"); v != nil {
+		if s, ok := v.(string); ok {
+			hc.PausedUntil = &s
+		} else {
+			d.bad("spec.pausedUntil")
+		}
+	}
+	for i, c := range d.list(obj, "status.conditions") {
+		m, ok := c.(map[string]any)
+		if !ok {
+			d.bad("status.conditions")
+			continue
+		}
+		var dst *condition
+		switch typ, _ := m["type"].(string); typ {
+		case ConditionAvailable:
+			dst = &hc.Available
+		case ConditionDegraded:
+			dst = &hc.Degraded
+		case ConditionProgressing:
+			dst = &hc.Progressing
+		default:
+			continue
+		}
+		if dst.Status != "" {
+			continue // the first of a type, as apimeta.FindStatusCondition
+		}
+		status, ok1 := m["status"].(string)
+		message, ok2 := m["message"].(string)
+		if !ok1 || m["message"] != nil && !ok2 {
+			d.bad("status.conditions[" + strconv.Itoa(i) + "]")
+			continue
+		}
+		*dst = condition{Status: status, Message: Bound(message, MaxMessage)}
+	}
+	hc.Desired = d.str(obj, "status.version.desired.version")
+	for i, e := range d.list(obj, "status.version.history") {
+		m, ok := e.(map[string]any)
+		state, ok1 := m["state"].(string)
+		version, ok2 := m["version"].(string)
+		image, ok3 := m["image"].(string)
+		if !ok || !ok1 || m["version"] != nil && !ok2 || m["image"] != nil && !ok3 {
+			d.bad("status.version.history[" + strconv.Itoa(i) + "]")
+			continue
+		}
+		if state == StateCompleted && hc.Version == "" {
+			hc.Version = version
+		}
+		if len(hc.History) < MaxHistory {
+			up := Update{Version: version, State: state}
+			if version == "" {
+				up.Image = image // what the entry names: HyperShift writes the image first
+			}
+			hc.History = append(hc.History, up)
+		}
+		if hc.Version != "" && len(hc.History) == MaxHistory {
+			break // the rest, however long, adds nothing
+		}
+	}
+	// The Secret is read by namespace and name: only those a Secret can
+	// have, which an error can name as they are.
+	hc.Kubeconfig = d.str(obj, "status.kubeconfig.name")
+	if hc.Kubeconfig != "" && len(validation.IsDNS1123Subdomain(hc.Kubeconfig)) > 0 {
+		hc.Kubeconfig = ""
+		d.bad("status.kubeconfig.name")
+	}
+	if len(validation.IsDNS1123Label(hc.Namespace)) > 0 {
+		hc.Kubeconfig = ""
+		d.bad("metadata.namespace")
+	}
+	hc.Unreadable = d.unreadable
+	return hc
+}
+
+// decoder reads fields of an unstructured object, noting those that are
+// not of the expected type.
+type decoder struct{ unreadable []string }
+
+// maxUnreadable bounds the fields named unreadable: an endless list of
+// garbled entries is named by its first ones, then "…".
+const maxUnreadable = 8
+
+func (d *decoder) bad(path string) {
+	switch {
+	case slices.Contains(d.unreadable, path):
+	case len(d.unreadable) < maxUnreadable:
+		d.unreadable = append(d.unreadable, path)
+	case len(d.unreadable) == maxUnreadable:
+		d.unreadable = append(d.unreadable, "…")
+	}
+}
+
+// get is the value at path (keys joined by dots) in obj; nil when absent
+// (or null), or when an object on the way is not one, which is noted.
+func (d *decoder) get(obj map[string]any, path string) any {
+	var cur any = obj
+	keys := strings.Split(path, ".")
+	for i, k := range keys {
+		if cur == nil {
+			return nil
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			d.bad(strings.Join(keys[:i], "."))
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}
+
+// str is the string at path; "" when absent or not a string (noted).
+func (d *decoder) str(obj map[string]any, path string) string {
+	v := d.get(obj, path)
+	s, ok := v.(string)
+	if v != nil && !ok {
+		d.bad(path)
+	}
+	return s
+}
+
+// list is the list at path; nil when absent or not a list (noted).
+func (d *decoder) list(obj map[string]any, path string) []any {
+	v := d.get(obj, path)
+	l, ok := v.([]any)
+	if v != nil && !ok {
+		d.bad(path)
+	}
+	return l
+}
+
+// Bound is s cut to at most n bytes, at a character's boundary, with an
+// ellipsis when cut.
+func Bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// PausedAt reports whether spec.pausedUntil pauses a HostedCluster's
+// reconciliation at now: HyperShift's own rule, copied
+// (support/util/pausereconcile.go, ProcessPausedUntilField, v0.1.81): a
+// boolean as strconv.ParseBool reads it, else an RFC 3339 time still to
+// come; any other value pauses nothing.
+func PausedAt(pausedUntil *string, now time.Time) bool {
+	if pausedUntil == nil {
+		return false
+	}
+	if b, err := strconv.ParseBool(*pausedUntil); err == nil {
+		return b
+	}
+	if t, err := time.Parse(time.RFC3339, *pausedUntil); err == nil {
+		return now.Before(t)
+	}
+	return false
+}
