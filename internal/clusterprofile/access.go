@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clientcmdlatest "k8s.io/client-go/tools/clientcmd/api/latest"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
@@ -56,6 +57,25 @@ type built struct {
 	cluster *clientcmdapi.Cluster
 	exec    *clientcmdapi.ExecConfig
 	where   func(field string) string
+	// provider is the name of the provider file's access provider whose
+	// plugin exec is.
+	provider string
+}
+
+// restConfig is the rest.Config of b, a build of the profile src names,
+// through p. The policy is told the plugin is named by the provider
+// file's access provider, for the profile, which is true (it says so
+// when it announces the plugin's first run): the profile names only an
+// access provider. The cluster entry's fields it refuses are the
+// profile's, and their errors name the profile.
+func (s Source) restConfig(p kubeconfig.Policy, src kubeconfig.Source, b *built) (*rest.Config, error) {
+	namedBy := kubeconfig.Source{Kind: fmt.Sprintf("access provider %s of %s, for ClusterProfile", escapeName(b.provider), s.Providers.From),
+		Namespace: src.Namespace, Name: src.Name}
+	cfg, err := p.RESTConfigWithPlugin(namedBy, b.cluster, b.exec, s.Providers.From, b.where)
+	if fe := (*kubeconfig.FieldError)(nil); errors.As(err, &fe) {
+		fe.Source = src
+	}
+	return cfg, err
 }
 
 // build makes what reaches pr's cluster with upstream's pkg/access, of
@@ -111,7 +131,7 @@ func (s Source) build(pr *profile) (*built, error) {
 	if err := clientcmdlatest.Scheme.Convert(cluster, internal, nil); err != nil {
 		return nil, kubeconfig.Invalid(src, chosen.field+".cluster", "could not be read as a kubeconfig cluster entry")
 	}
-	return &built{cluster: internal, exec: exec, where: func(field string) string {
+	return &built{cluster: internal, exec: exec, provider: file.Name, where: func(field string) string {
 		return chosen.field + ".cluster." + strings.TrimPrefix(field, "clusters[cluster].")
 	}}, nil
 }
@@ -165,7 +185,13 @@ func extensions(src kubeconfig.Source, chosen *offer, file *access.Provider) (*c
 			if err != nil {
 				return nil, kubeconfig.Invalid(src, field, fmt.Sprintf("(%s) %v", EnvsExtension, err))
 			}
-			raw = envs
+			if names := refusedEnvs(envs); len(names) > 0 {
+				return nil, kubeconfig.Refused(src, field, fmt.Sprintf("(%s) sets %s, which would change how the plugin or its libraries load, route or trust: refused whatever the provider file's profileSourcedEnvVarsPolicy; if the plugin needs it, set it in the provider file's execConfig.env",
+					EnvsExtension, quoted(names)))
+			}
+			if raw, err = marshal(envs); err != nil {
+				return nil, err
+			}
 		default:
 			continue
 		}
@@ -193,9 +219,9 @@ func additionalArgs(raw []byte) ([]byte, error) {
 }
 
 // additionalEnvs checks the environment variables a profile adds (YAML
-// or JSON, as upstream reads them) and re-encodes them as JSON: a map,
-// never null, which upstream would write to.
-func additionalEnvs(raw []byte) ([]byte, error) {
+// or JSON, as upstream reads them): a map, never nil, which upstream
+// would write to.
+func additionalEnvs(raw []byte) (map[string]string, error) {
 	envs := map[string]string{}
 	if err := yaml.Unmarshal(raw, &envs); err != nil {
 		return nil, errors.New("is not a map of strings")
@@ -214,7 +240,44 @@ func additionalEnvs(raw []byte) ([]byte, error) {
 	if envs == nil {
 		envs = map[string]string{}
 	}
-	return marshal(envs)
+	return envs, nil
+}
+
+// refusedEnv are the variables no profile sets, whatever the provider
+// file's policy, upper-cased: they decide which code the plugin (or the
+// interpreter, loader or shell it runs under) loads, which files it
+// reads its configuration and credentials from, where its requests go
+// and which certificates it trusts. A cluster manager that may set them
+// could run code of its choosing as the operator, or send the
+// operator's cloud credentials to a server of its own. refusedPrefixes
+// and refusedSuffixes are the families of them.
+var (
+	refusedEnv = map[string]bool{
+		"PATH": true, "HOME": true, "SHELL": true, "ENV": true, "BASH_ENV": true, "KUBECONFIG": true,
+		"NODE_OPTIONS": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONSTARTUP": true, "PERL5LIB": true, "RUBYOPT": true,
+		"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "REQUESTS_CA_BUNDLE": true, "CURL_CA_BUNDLE": true, "AWS_CA_BUNDLE": true,
+		"AWS_ENDPOINT_URL": true, "GOOGLE_APPLICATION_CREDENTIALS": true, "AWS_CONFIG_FILE": true, "AWS_SHARED_CREDENTIALS_FILE": true,
+		"AZURE_CONFIG_DIR": true, "CLOUDSDK_CONFIG": true,
+	}
+	refusedPrefixes = []string{"LD_", "DYLD_", "GIT_", "AWS_ENDPOINT_URL_"}
+	refusedSuffixes = []string{"_PROXY"}
+)
+
+// refusedEnvs are the names of envs no profile may set (refusedEnv),
+// sorted; case does not matter, as it does not to some platforms and
+// libraries (Path, http_proxy).
+func refusedEnvs(envs map[string]string) []string {
+	var out []string
+	for name := range envs {
+		upper := strings.ToUpper(name)
+		if refusedEnv[upper] ||
+			slices.ContainsFunc(refusedPrefixes, func(p string) bool { return strings.HasPrefix(upper, p) }) ||
+			slices.ContainsFunc(refusedSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) }) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // checkValue checks an argument or variable a profile adds: what a

@@ -3,6 +3,7 @@ package clusterprofile
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,8 +15,10 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	inventoryv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/cluster-inventory-api/pkg/access"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 )
 
@@ -25,6 +28,14 @@ func kubelogin(p *Providers) *Providers {
 	p.Config.Providers = append([]access.Provider{{Name: "azure",
 		ExecConfig: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1beta1", Command: "kubelogin", Args: []string{"get-token"}}}},
 		p.Config.Providers...)
+	return p
+}
+
+// withTenant adds the variable TENANT_ID=mine to the environment of p's
+// last plugin.
+func withTenant(p *Providers) *Providers {
+	e := p.Config.Providers[len(p.Config.Providers)-1].ExecConfig
+	e.Env = append(e.Env, clientcmdapi.ExecEnvVar{Name: "TENANT_ID", Value: "mine"})
 	return p
 }
 
@@ -73,7 +84,7 @@ func env(kv ...string) []clientcmdapi.ExecEnvVar {
 func TestConfigIsUpstreams(t *testing.T) {
 	extra := map[string]string{
 		ArgsExtension:       `["--audience","team-a"]`,
-		EnvsExtension:       `{"KUBECONFIG":"/tmp/theirs","TENANT_ID":"t-1"}`,
+		EnvsExtension:       `{"TENANT_ID":"theirs","REGION":"eu"}`,
 		"example.com/other": `{"ignored":true}`,
 	}
 	own := env("KUBECONFIG", "/home/me/.kube/hub")
@@ -92,10 +103,10 @@ func TestConfigIsUpstreams(t *testing.T) {
 			host: "https://a.example:6443", command: readerPath, args: []string{"--v=0", "--audience", "team-a"}, env: own},
 		{name: "Ignore drops them", providers: secretreader(access.ProfileSourcedCLIArgsPolicyIgnore, access.ProfileSourcedEnvVarsPolicyIgnore), profile: clusterProfile("fleet", "a", withExtensions(extra)),
 			host: "https://a.example:6443", command: readerPath, args: []string{"--v=0"}, env: own},
-		{name: "AppendIfNotExists keeps the file's variables", providers: secretreader("", access.ProfileSourcedEnvVarsPolicyAppendIfNotExists), profile: clusterProfile("fleet", "a", withExtensions(extra)),
-			host: "https://a.example:6443", command: readerPath, args: []string{"--v=0"}, env: env("KUBECONFIG", "/home/me/.kube/hub", "TENANT_ID", "t-1")},
-		{name: "Replace takes the profile's", providers: secretreader("", access.ProfileSourcedEnvVarsPolicyReplace), profile: clusterProfile("fleet", "a", withExtensions(extra)),
-			host: "https://a.example:6443", command: readerPath, args: []string{"--v=0"}, env: env("KUBECONFIG", "/tmp/theirs", "TENANT_ID", "t-1")},
+		{name: "AppendIfNotExists keeps the file's variables", providers: withTenant(secretreader("", access.ProfileSourcedEnvVarsPolicyAppendIfNotExists)), profile: clusterProfile("fleet", "a", withExtensions(extra)),
+			host: "https://a.example:6443", command: readerPath, args: []string{"--v=0"}, env: env("KUBECONFIG", "/home/me/.kube/hub", "REGION", "eu", "TENANT_ID", "mine")},
+		{name: "Replace takes the profile's", providers: withTenant(secretreader("", access.ProfileSourcedEnvVarsPolicyReplace)), profile: clusterProfile("fleet", "a", withExtensions(extra)),
+			host: "https://a.example:6443", command: readerPath, args: []string{"--v=0"}, env: env("KUBECONFIG", "/home/me/.kube/hub", "REGION", "eu", "TENANT_ID", "theirs")},
 		{name: "a null environment adds nothing", providers: secretreader("", access.ProfileSourcedEnvVarsPolicyAppendIfNotExists),
 			profile: clusterProfile("fleet", "a", withExtensions(map[string]string{EnvsExtension: "null"})),
 			host:    "https://a.example:6443", command: readerPath, args: []string{"--v=0"}, env: own},
@@ -236,8 +247,69 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 			if strings.ContainsAny(err.Error(), "\x1b\a") {
 				t.Errorf("the error writes to the terminal: %q", err)
 			}
+			if fe := (*kubeconfig.FieldError)(nil); errors.As(err, &fe) && fe.Source != (kubeconfig.Source{Kind: "ClusterProfile", Namespace: "fleet", Name: "a"}) {
+				t.Errorf("the error on a field names %s; want the ClusterProfile, whose field it is", fe.Source)
+			}
 			if len(ran) > 0 {
 				t.Errorf("plugins %v ran", ran)
+			}
+		})
+	}
+}
+
+// A profile may not set, whatever the provider file's policy lets it add,
+// a variable that changes which code the plugin or its libraries load,
+// where their requests go or what they trust: that profile's cluster
+// cannot be reached, saying so; the others stand.
+func TestProfileCannotSetWhatThePluginLoads(t *testing.T) {
+	refused := []string{"LD_PRELOAD", "ld_library_path", "DYLD_INSERT_LIBRARIES", "PATH", "Path", "HOME", "SHELL", "ENV", "BASH_ENV", "KUBECONFIG",
+		"NODE_OPTIONS", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PERL5LIB", "RUBYOPT", "GIT_SSH_COMMAND", "git_config_global",
+		"HTTP_PROXY", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "ALL_PROXY", "GRPC_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+		"CURL_CA_BUNDLE", "AWS_CA_BUNDLE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS", "GOOGLE_APPLICATION_CREDENTIALS", "AWS_CONFIG_FILE",
+		"AWS_SHARED_CREDENTIALS_FILE", "AZURE_CONFIG_DIR", "CLOUDSDK_CONFIG", "LD_\x1b]0;pwned\a"}
+	profiles := []client.Object{unstructuredOf(t, clusterProfile("fleet", "good", withExtensions(map[string]string{EnvsExtension: `{"AWS_REGION":"eu-west-1","PROXY_MODE":"off"}`})))}
+	for i, name := range refused {
+		envs, err := json.Marshal(map[string]string{"TENANT_ID": "t-1", name: "/tmp/theirs"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		profiles = append(profiles, unstructuredOf(t, clusterProfile("fleet", fmt.Sprint("p", i), withExtensions(map[string]string{EnvsExtension: string(envs)}))))
+	}
+	for _, policy := range []access.ProfileSourcedEnvVarsPolicy{access.ProfileSourcedEnvVarsPolicyAppendIfNotExists, access.ProfileSourcedEnvVarsPolicyReplace, access.ProfileSourcedEnvVarsPolicyIgnore} {
+		t.Run(string(policy), func(t *testing.T) {
+			var ran []string
+			p := kubeconfig.Policy{Plugins: kubeconfig.Plugins{LookPath: lookPath}, OnExec: func(src kubeconfig.Source, _ string, _ kubeconfig.Decision) { ran = append(ran, src.Name) }}
+			found := children(t, Source{Providers: secretreader("", policy)}, hub(t, interceptor.Funcs{}, profiles...))
+			if len(found) != len(refused)+1 {
+				t.Fatalf("%d children; want %d", len(found), len(refused)+1)
+			}
+			cfg, err := byName(t, found, "good").Config(context.Background(), p)
+			if err != nil {
+				t.Fatalf("good: %v", err)
+			}
+			if want := env("AWS_REGION", "eu-west-1", "KUBECONFIG", "/home/me/.kube/hub", "PROXY_MODE", "off"); policy != access.ProfileSourcedEnvVarsPolicyIgnore && !cmp.Equal(cfg.ExecProvider.Env, want) {
+				t.Errorf("good: env %v; want %v", cfg.ExecProvider.Env, want)
+			}
+			for i, name := range refused {
+				child := fmt.Sprint("p", i)
+				_, err := byName(t, found, child).Config(context.Background(), p)
+				if policy == access.ProfileSourcedEnvVarsPolicyIgnore {
+					if err != nil {
+						t.Errorf("%s, ignored: %v", name, err)
+					}
+					continue
+				}
+				want := fmt.Sprintf("ClusterProfile fleet/%s: field status.accessProviders[0].cluster.extensions[1]: (%s) sets %s, which would change how the plugin or its libraries load, route or trust: refused whatever the provider file's profileSourcedEnvVarsPolicy",
+					child, EnvsExtension, escape.String(name))
+				if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, kubeconfig.ErrRefused) {
+					t.Errorf("%s: err = %v; want %q, refused", name, err, want)
+				}
+				if err != nil && strings.ContainsAny(err.Error(), "\x1b\a") {
+					t.Errorf("the error writes to the terminal: %q", err)
+				}
+			}
+			if policy != access.ProfileSourcedEnvVarsPolicyIgnore && !slices.Equal(ran, []string{"good"}) {
+				t.Errorf("plugins ran for %v; want good alone", ran)
 			}
 		})
 	}
@@ -264,7 +336,7 @@ func TestPluginRunsUnderKuberc(t *testing.T) {
 		{name: "on the allowlist by name", plugins: allowlist("secretreader")},
 		{name: "on the allowlist by path", plugins: allowlist(readerPath)},
 		{name: "not on the allowlist", plugins: allowlist("kubelogin"),
-			want: `ClusterProfile fleet/a: the exec credential plugin "secretreader" of /home/me/providers.json is not in the credentialPluginAllowlist of your kuberc (/home/me/.kube/kuberc)`},
+			want: `ClusterProfile fleet/a: the exec credential plugin "secretreader" is not in the credentialPluginAllowlist of your kuberc (/home/me/.kube/kuberc)`},
 		{name: "DenyAll", plugins: kubeconfig.Plugins{LookPath: lookPath, Kuberc: clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyDenyAll}},
 			want: "credentialPluginPolicy: DenyAll"},
 		{name: "not found", plugins: kubeconfig.Plugins{LookPath: func(string) (string, error) { return "", errTest }},
@@ -272,8 +344,10 @@ func TestPluginRunsUnderKuberc(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var ran []string
-			p := kubeconfig.Policy{Plugins: tt.plugins, OnExec: func(_ kubeconfig.Source, _ string, d kubeconfig.Decision) { ran = append(ran, d.Path) }}
+			var ran, namedBy []string
+			p := kubeconfig.Policy{Plugins: tt.plugins, OnExec: func(src kubeconfig.Source, _ string, d kubeconfig.Decision) {
+				ran, namedBy = append(ran, d.Path), append(namedBy, src.String())
+			}}
 			exec, _, err := configOf(t, secretreader("", ""), p, clusterProfile("fleet", "a"))
 			if tt.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, kubeconfig.ErrRefused) {
@@ -289,6 +363,11 @@ func TestPluginRunsUnderKuberc(t *testing.T) {
 			}
 			if exec.Command != readerPath || len(exec.PluginPolicy.Allowlist) != 1 || exec.PluginPolicy.Allowlist[0].Command != readerPath || !slices.Equal(ran, []string{readerPath}) {
 				t.Errorf("exec %s, pinned to %v, announced %v; want %s pinned and announced", exec.Command, exec.PluginPolicy.Allowlist, ran, readerPath)
+			}
+			// "running exec credential plugin P, named by …": the file
+			// names the plugin, the profile only the access provider.
+			if want := []string{"access provider secretreader of /home/me/providers.json, for ClusterProfile fleet/a"}; !slices.Equal(namedBy, want) {
+				t.Errorf("announced as named by %q; want %q", namedBy, want)
 			}
 		})
 	}

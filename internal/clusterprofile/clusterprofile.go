@@ -53,7 +53,8 @@ const (
 	// provider file's profileSourcedCLIArgsPolicy says Append.
 	ArgsExtension = "clusterprofiles.multicluster.x-k8s.io/exec/additional-args"
 	// EnvsExtension holds environment variables added to the plugin's as
-	// the provider file's profileSourcedEnvVarsPolicy says.
+	// the provider file's profileSourcedEnvVarsPolicy says; never those
+	// that change what the plugin loads, routes or trusts (refusedEnv).
 	EnvsExtension = "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs"
 )
 

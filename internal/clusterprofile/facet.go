@@ -2,6 +2,7 @@ package clusterprofile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
@@ -20,8 +21,13 @@ type Profile struct {
 	// the API defines, an environment (Envs).
 	ManagerLabel string `json:"-"`
 	// ClusterSet is the multicluster.x-k8s.io/clusterset label of the
-	// profile's namespace.
+	// profile's namespace; of the first namespace that has one, when the
+	// manager publishes the cluster's profile in several (OCM, one per
+	// namespace bound to a ClusterSet the cluster is in).
 	ClusterSet string `json:"clusterSet,omitempty"`
+	// ClusterSets are the clustersets of all those namespaces, in
+	// namespace order, when there are several; ClusterSet is the first.
+	ClusterSets []string `json:"clusterSets,omitempty"`
 	// DisplayName is spec.displayName.
 	DisplayName string `json:"displayName,omitempty"`
 	// Version is the Kubernetes version the manager reports
@@ -77,17 +83,42 @@ func (p *Profile) JSONFields() []fleet.JSONField {
 }
 
 // Envs put the cluster in its cluster manager's environment (the
-// x-k8s.io/cluster-manager label) and in its clusterset: --env NAME
-// selects the masters a manager publishes, or a clusterset's.
+// x-k8s.io/cluster-manager label) and in each of its clustersets: --env
+// NAME selects the clusters a manager publishes, or a clusterset's.
 func (p *Profile) Envs() []fleet.Env {
 	var out []fleet.Env
 	if p.ManagerLabel != "" {
 		out = append(out, fleet.Env{Name: p.ManagerLabel, About: "cluster manager " + p.ManagerLabel})
 	}
-	if p.ClusterSet != "" && p.ClusterSet != p.ManagerLabel {
-		out = append(out, fleet.Env{Name: p.ClusterSet, About: "clusterset " + p.ClusterSet})
+	for _, set := range p.sets() {
+		if set != p.ManagerLabel {
+			out = append(out, fleet.Env{Name: set, About: "clusterset " + set})
+		}
 	}
 	return out
+}
+
+// sets are the cluster's clustersets.
+func (p *Profile) sets() []string {
+	switch {
+	case len(p.ClusterSets) > 0:
+		return p.ClusterSets
+	case p.ClusterSet != "":
+		return []string{p.ClusterSet}
+	}
+	return nil
+}
+
+// addClusterSet records set, the clusterset of a namespace holding a
+// profile of the cluster; "" is none.
+func (p *Profile) addClusterSet(set string) {
+	switch {
+	case set == "" || slices.Contains(p.sets(), set):
+	case p.ClusterSet == "":
+		p.ClusterSet = set
+	default:
+		p.ClusterSets = append(p.sets(), set)
+	}
 }
 
 // Summary is what the profile says of the cluster, in a word, after its
@@ -134,8 +165,12 @@ func Describe(n *fleet.Node) (text string, health fleet.Health, detail string) {
 		"Joined " + dash(p.Joined),
 		"reports " + dash(p.Version),
 	}
-	if p.ClusterSet != "" {
-		parts = append(parts, "clusterset "+p.ClusterSet)
+	switch sets := p.sets(); len(sets) {
+	case 0:
+	case 1:
+		parts = append(parts, "clusterset "+sets[0])
+	default:
+		parts = append(parts, "clustersets "+strings.Join(sets, " "))
 	}
 	if p.AccessProvider != "" {
 		parts = append(parts, "access provider "+p.AccessProvider)

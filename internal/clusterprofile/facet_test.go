@@ -84,6 +84,10 @@ func TestDescribe(t *testing.T) {
 	if text != "ocm: healthy, unreadable fields" || health != fleet.HealthWarn || detail != want {
 		t.Errorf("Describe = %q, %v, %q; want …, %q", text, health, detail, want)
 	}
+	p.ClusterSets = []string{"blue", "red"}
+	if _, _, detail := Describe(node("c", "", p)); !strings.Contains(detail, ", clustersets blue red, ") {
+		t.Errorf("Describe detail %q; want both clustersets", detail)
+	}
 }
 
 // --env selects the clusters of a cluster manager (its label) and of a
@@ -97,6 +101,8 @@ func TestEnvs(t *testing.T) {
 		{Profile{ManagerLabel: "ocm", ClusterSet: "blue"}, []fleet.Env{{Name: "ocm", About: "cluster manager ocm"}, {Name: "blue", About: "clusterset blue"}}},
 		{Profile{ClusterSet: "blue"}, []fleet.Env{{Name: "blue", About: "clusterset blue"}}},
 		{Profile{ManagerLabel: "same", ClusterSet: "same"}, []fleet.Env{{Name: "same", About: "cluster manager same"}}},
+		{Profile{ManagerLabel: "ocm", ClusterSet: "blue", ClusterSets: []string{"blue", "red"}},
+			[]fleet.Env{{Name: "ocm", About: "cluster manager ocm"}, {Name: "blue", About: "clusterset blue"}, {Name: "red", About: "clusterset red"}}},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Envs(); !cmp.Equal(got, tt.want) {
@@ -121,6 +127,12 @@ func TestJSON(t *testing.T) {
 	want := `{"manager":"ocm","clusterSet":"blue","displayName":"Team A","version":"v1.36.3","controlPlaneHealthy":"True","joined":"True","accessProvider":"secretreader","properties":[{"name":"region","value":"eu"}]}`
 	if string(got) != want {
 		t.Errorf("JSON %s\nwant %s", got, want)
+	}
+	// A cluster of several clustersets (OCM's profiles in several
+	// namespaces) shows the first as clusterSet, and all of them.
+	p = &Profile{Manager: "ocm", ClusterSet: "blue", ClusterSets: []string{"blue", "red"}}
+	if got, err := json.Marshal(p); err != nil || string(got) != `{"manager":"ocm","clusterSet":"blue","clusterSets":["blue","red"]}` {
+		t.Errorf("JSON %s, %v", got, err)
 	}
 }
 

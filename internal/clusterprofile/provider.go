@@ -206,7 +206,7 @@ func (p *Provider) Kubeconfig(ctx context.Context, req provider.KubeconfigReques
 	if err != nil {
 		return src, nil, err
 	}
-	if _, err := req.Policy.RESTConfigWithPlugin(src, b.cluster, b.exec, s.Providers.From, b.where); err != nil {
+	if _, err := s.restConfig(req.Policy, src, b); err != nil {
 		return src, nil, err
 	}
 	data, err := kubeconfig.NamedAfter(req.Child.Name, src, b.kubeconfig(e.Name))

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +55,12 @@ func (Source) Gated() {}
 // that does not decode is ignored, and said in the profile's facet
 // (Profile.Unreadable) and, when reaching the cluster needs it, in the
 // error Config returns; the other profiles stand.
+//
+// The profiles of one cluster are one child (cluster.same): OCM publishes
+// a ClusterProfile of a cluster in each namespace bound to a ClusterSet
+// the cluster is in. The child is the first of them by namespace; its
+// facet names the clustersets of all, so that --env selects the cluster
+// by any.
 func (s Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Found, error) {
 	list := &unstructured.UnstructuredList{}
 	gvk := GVK()
@@ -70,11 +78,28 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.
 		return nil, nil
 	}
 	sets := clusterSets(ctx, conn)
-	found := make([]reach.Found, 0, len(list.Items))
+	profiles := make([]*profile, len(list.Items))
 	for i := range list.Items {
-		pr := read(&list.Items[i])
-		pr.facet.ClusterSet = sets[pr.namespace]
-		found = append(found, s.found(pr))
+		profiles[i] = read(&list.Items[i])
+	}
+	slices.SortStableFunc(profiles, func(a, b *profile) int { return strings.Compare(a.namespace, b.namespace) })
+	var clusters []*cluster
+	byKey := map[clusterKey][]*cluster{}
+	for _, pr := range profiles {
+		c := s.cluster(pr)
+		if k, ok := pr.key(); ok {
+			if i := slices.IndexFunc(byKey[k], c.same); i >= 0 {
+				byKey[k][i].pr.facet.addClusterSet(sets[pr.namespace])
+				continue
+			}
+			byKey[k] = append(byKey[k], c)
+		}
+		pr.facet.addClusterSet(sets[pr.namespace])
+		clusters = append(clusters, c)
+	}
+	found := make([]reach.Found, len(clusters))
+	for i, c := range clusters {
+		found[i] = s.found(c)
 	}
 	return found, nil
 }
@@ -95,12 +120,51 @@ func clusterSets(ctx context.Context, conn *kube.Conn) map[string]string {
 	return sets
 }
 
-// found is the child pr describes, and how to reach it.
-func (s Source) found(pr *profile) reach.Found {
+// clusterKey names a cluster among the profiles of a management
+// cluster: its cluster manager, and the profile's name, which a manager
+// gives after its own name of the cluster.
+type clusterKey struct{ manager, name string }
+
+// cluster is a profile, the access provider its cluster is reached by,
+// and where that leads.
+type cluster struct {
+	pr     *profile
+	chosen *offer
+	// endpoint is the chosen access provider's server and CA
+	// (reach.EndpointOf), "" when unknown; made when first asked: only
+	// when another profile has the same key, or another source found
+	// children.
+	endpoint func() string
+}
+
+// cluster is the cluster pr describes, reached by the access provider s
+// chooses.
+func (s Source) cluster(pr *profile) *cluster {
 	chosen := s.choose(pr)
 	if chosen != nil {
 		pr.facet.AccessProvider = cut(chosen.name)
 	}
+	return &cluster{pr: pr, chosen: chosen, endpoint: sync.OnceValue(func() string {
+		if chosen == nil || chosen.cluster == nil || chosen.cluster.Server == "" {
+			return ""
+		}
+		return reach.EndpointOf(chosen.cluster.Server, chosen.cluster.CertificateAuthorityData)
+	})}
+}
+
+// same says that c and o, profiles of one key, describe one cluster:
+// unless both endpoints are known and differ. A manager does not give
+// one cluster two names, but two managers of one name (two hubs writing
+// to one cluster) may give two clusters one; their access providers tell
+// them apart.
+func (c *cluster) same(o *cluster) bool {
+	a, b := c.endpoint(), o.endpoint()
+	return a == "" || b == "" || a == b
+}
+
+// found is the child c is, and how to reach it.
+func (s Source) found(c *cluster) reach.Found {
+	pr := c.pr
 	child := fleet.Child{
 		Name: pr.name, Namespace: pr.namespace,
 		Labels: pr.labels,
@@ -112,18 +176,13 @@ func (s Source) found(pr *profile) reach.Found {
 		// The chosen access provider's server and CA: a profile of a CAPI
 		// Cluster or an OCM ManagedCluster of the same parent is that
 		// cluster, by one more edge.
-		Endpoint: func() string {
-			if chosen == nil || chosen.cluster == nil || chosen.cluster.Server == "" {
-				return ""
-			}
-			return reach.EndpointOf(chosen.cluster.Server, chosen.cluster.CertificateAuthorityData)
-		},
+		Endpoint: c.endpoint,
 		Config: func(_ context.Context, p kubeconfig.Policy) (*rest.Config, error) {
 			b, err := s.build(pr)
 			if err != nil {
 				return nil, err
 			}
-			return p.RESTConfigWithPlugin(pr.src(), b.cluster, b.exec, s.Providers.From, b.where)
+			return s.restConfig(p, pr.src(), b)
 		},
 	}
 	// OCM publishes a ClusterProfile per ManagedCluster, named after it:
@@ -168,6 +227,13 @@ type offer struct {
 
 func (pr *profile) src() kubeconfig.Source {
 	return kubeconfig.Source{Kind: "ClusterProfile", Namespace: pr.namespace, Name: pr.name}
+}
+
+// key is pr's clusterKey; ok is false when pr names no cluster manager:
+// then it is a cluster of its own, since profiles of one name in two
+// namespaces may then be anyone's.
+func (pr *profile) key() (clusterKey, bool) {
+	return clusterKey{pr.facet.Manager, pr.name}, pr.facet.Manager != ""
 }
 
 // offer is the access provider of name the profile lists; nil when none.

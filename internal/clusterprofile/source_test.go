@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +57,68 @@ func TestChildrenAreTheClusterProfiles(t *testing.T) {
 	spoke := byName(t, found, "spoke-1")
 	if p := OfChild(&spoke.Child); p.Manager != OCMManager || p.ClusterSet != "" || !cmp.Equal(spoke.SameAs, []fleet.Edge{{Kind: "ocm", Name: "spoke-1"}}) {
 		t.Errorf("spoke-1: %+v, same as %v; want OCM's, the same as its ManagedCluster", p, spoke.SameAs)
+	}
+}
+
+// OCM publishes a cluster's ClusterProfile in each namespace bound to a
+// ClusterSet the cluster is in: one cluster, one child, the first by
+// namespace, in each of its clustersets. Profiles of one name whose
+// access providers lead to different servers, or of different cluster
+// managers, or of none, are different clusters.
+func TestProfilesOfOneClusterAreOneChild(t *testing.T) {
+	server := func(url string) func(*inventoryv1alpha1.ClusterProfile) {
+		return func(cp *inventoryv1alpha1.ClusterProfile) { cp.Status.AccessProviders[0].Cluster.Server = url }
+	}
+	manager := func(name string) func(*inventoryv1alpha1.ClusterProfile) {
+		return func(cp *inventoryv1alpha1.ClusterProfile) {
+			cp.Labels[ManagerLabel], cp.Spec.ClusterManager.Name = name, name
+		}
+	}
+	conn := hub(t, interceptor.Funcs{},
+		// The apiserver lists in namespace order; the source does not
+		// rely on it.
+		unstructuredOf(t, clusterProfile("set-red", "spoke")),
+		unstructuredOf(t, clusterProfile("set-blue", "spoke")),
+		unstructuredOf(t, clusterProfile("unbound", "spoke")),
+		unstructuredOf(t, clusterProfile("set-blue", "twin", server("https://twin-1.example:6443"))),
+		unstructuredOf(t, clusterProfile("set-red", "twin", server("https://twin-2.example:6443"))),
+		unstructuredOf(t, clusterProfile("set-red", "shared", manager("gke"))),
+		unstructuredOf(t, clusterProfile("set-blue", "shared", manager("ocm"))),
+		unstructuredOf(t, clusterProfile("set-blue", "anon", manager(""))),
+		unstructuredOf(t, clusterProfile("set-red", "anon", manager(""))),
+		namespace("set-blue", "blue"), namespace("set-red", "red"), namespace("unbound", ""))
+	found := children(t, Source{Providers: secretreader("", "")}, conn)
+	var got []string
+	for _, f := range found {
+		got = append(got, f.Child.Namespace+"/"+f.Child.Name)
+	}
+	want := []string{"set-blue/anon", "set-blue/shared", "set-blue/spoke", "set-blue/twin", "set-red/anon", "set-red/shared", "set-red/twin"}
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("children (-want +got):\n%s", diff)
+	}
+	var spoke reach.Found
+	for _, f := range found {
+		if f.Child.Name == "spoke" {
+			spoke = f
+		}
+	}
+	p := OfChild(&spoke.Child)
+	if p.ClusterSet != "blue" || !slices.Equal(p.ClusterSets, []string{"blue", "red"}) ||
+		!cmp.Equal(spoke.Child.Edges, []fleet.Edge{{Kind: Edge, Namespace: "set-blue", Name: "spoke"}}) {
+		t.Errorf("spoke: clusterset %q, clustersets %q, edges %v; want blue, [blue red], set-blue's edge alone", p.ClusterSet, p.ClusterSets, spoke.Child.Edges)
+	}
+	envs := []fleet.Env{{Name: "sandbox", About: "cluster manager sandbox"}, {Name: "blue", About: "clusterset blue"}, {Name: "red", About: "clusterset red"}}
+	if diff := cmp.Diff(envs, p.Envs()); diff != "" {
+		t.Errorf("spoke's environments (-want +got):\n%s", diff)
+	}
+	if _, err := spoke.Config(context.Background(), policy()); err != nil {
+		t.Errorf("spoke: %v", err)
+	}
+	for _, f := range found {
+		if p := OfChild(&f.Child); f.Child.Name != "spoke" && (len(p.ClusterSets) > 0 || p.ClusterSet != strings.TrimPrefix(f.Child.Namespace, "set-")) {
+			t.Errorf("%s/%s: clusterset %q, clustersets %q; want its namespace's alone", f.Child.Namespace, f.Child.Name, p.ClusterSet, p.ClusterSets)
+		}
 	}
 }
 

@@ -123,7 +123,8 @@ func startHostileInventories(t *testing.T) *hostileInventories {
 	)
 	// The CAPI Cluster HyperShift makes, whose kubeconfig must never be used.
 	root.Clusters = append(root.Clusters, hostile.Cluster{Name: "hc-good-x1", Namespace: "clusters-hc-good", Version: "v1.36.3", Phase: "Provisioned",
-		Kubeconfig: hostile.KubeconfigFor("in-cluster", "https://kube-apiserver:6443", hc.CA, "S3CRET-in-cluster-token-0123456789abcdef")})
+		Annotations: map[string]string{"hypershift.openshift.io/cluster": "clusters/hc-good"},
+		Kubeconfig:  hostile.KubeconfigFor("in-cluster", "https://kube-apiserver:6443", hc.CA, "S3CRET-in-cluster-token-0123456789abcdef")})
 
 	h.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(h.kubeconfig, hostile.KubeconfigFor("hostile-inventories", root.URL, root.CA, root.Token), 0o600); err != nil {

@@ -142,7 +142,7 @@ func TestInventoriesTreeListDescribe(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the bare-named plugin %s never ran: %v", testCred, err)
 	}
-	if !strings.Contains(r.stderr, "warning: running exec credential plugin "+reader+", named by ClusterProfile") {
+	if !strings.Contains(r.stderr, "warning: running exec credential plugin "+reader+", named by access provider secretreader of ") {
 		t.Errorf("stderr does not announce the secretreader plugin:\n%s", r.stderr)
 	}
 
@@ -264,7 +264,7 @@ func TestInventoriesProfilePluginsUnderKuberc(t *testing.T) {
 	if n := nodes["gke-1"]; n == nil || n.Error != "" || n.Credential != "user" {
 		t.Errorf("gke-1: %+v; want it reached through the allowed secretreader", n)
 	}
-	want := `the exec credential plugin "` + testCred + `" of ` // then the provider file
+	want := `access provider ` + testCred + ` of ` // the provider file, then the profile
 	if n := nodes["cp-plugin"]; n == nil || !strings.Contains(n.Error, want) || !strings.Contains(n.Error, "is not in the credentialPluginAllowlist of your kuberc") || !strings.Contains(n.Error, "add {command: "+testCred+"} to it") {
 		t.Errorf("cp-plugin: %+v; want it refused, naming the kuberc entry to add", n)
 	}

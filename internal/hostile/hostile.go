@@ -70,6 +70,8 @@ const Escapes = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;cm0gLXJmIH4=\x07\n"
 type Cluster struct {
 	Name, Namespace string
 	Version, Phase  string
+	// Annotations are the Cluster's.
+	Annotations map[string]string
 	// Kubeconfig is the value of the Secret <Name>-kubeconfig; Target
 	// builds one.
 	Kubeconfig []byte
@@ -362,7 +364,7 @@ func (s *Server) clusterList() map[string]any {
 	for _, c := range s.clusters() {
 		items = append(items, map[string]any{
 			"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
-			"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace, "uid": "cluster-" + c.Name},
+			"metadata": map[string]any{"name": c.Name, "namespace": c.Namespace, "uid": "cluster-" + c.Name, "annotations": c.Annotations},
 			"spec": map[string]any{
 				"topology":          map[string]any{"version": c.Version, "classRef": map[string]any{"name": "hostile"}},
 				"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AWSCluster", "name": c.Name},

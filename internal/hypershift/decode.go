@@ -21,11 +21,18 @@ const (
 	// MaxMessage is how many bytes of a condition's message the facet
 	// keeps.
 	MaxMessage = 256
+	// MaxField is how many bytes of any other string the facet keeps
+	// (spec.platform.type, spec.infraID, spec.pausedUntil, a condition's
+	// status, the versions, states and release images): more than any
+	// value HyperShift writes (an image by digest is some 130 bytes, a
+	// CAPI Cluster's name, which spec.infraID is, at most 253).
+	MaxField = 256
 )
 
 // hostedCluster is what the source reads of a HostedCluster, decoded
 // field by field: a field that is not HyperShift's shape is named in
-// unreadable and left empty, and the rest still stands.
+// unreadable and left empty, and the rest still stands. Every string the
+// facet shows is bounded (MaxField, MaxMessage).
 type hostedCluster struct {
 	Namespace, Name string
 	Labels          map[string]string
@@ -58,10 +65,13 @@ func decode(u *unstructured.Unstructured) hostedCluster {
 	hc := hostedCluster{Namespace: u.GetNamespace(), Name: u.GetName(), Labels: u.GetLabels()}
 	d := &decoder{}
 	obj := u.Object
-	hc.InfraID = d.str(obj, "spec.infraID")
-	hc.Platform = d.str(obj, "spec.platform.type")
+	hc.InfraID = Bound(d.str(obj, "spec.infraID"), MaxField)
+	hc.Platform = Bound(d.str(obj, "spec.platform.type"), MaxField)
 	if v := d.get(obj, "spec.pausedUntil"); v != nil {
 		if s, ok := v.(string); ok {
+			// A longer value pauses nothing, whole (for HyperShift) or
+			// cut (PausedAt): neither is a boolean or a time.
+			s = Bound(s, MaxField)
 			hc.PausedUntil = &s
 		} else {
 			d.bad("spec.pausedUntil")
@@ -93,9 +103,9 @@ func decode(u *unstructured.Unstructured) hostedCluster {
 			d.bad("status.conditions[" + strconv.Itoa(i) + "]")
 			continue
 		}
-		*dst = condition{Status: status, Message: Bound(message, MaxMessage)}
+		*dst = condition{Status: Bound(status, MaxField), Message: Bound(message, MaxMessage)}
 	}
-	hc.Desired = d.str(obj, "status.version.desired.version")
+	hc.Desired = Bound(d.str(obj, "status.version.desired.version"), MaxField)
 	for i, e := range d.list(obj, "status.version.history") {
 		m, ok := e.(map[string]any)
 		state, ok1 := m["state"].(string)
@@ -105,13 +115,14 @@ func decode(u *unstructured.Unstructured) hostedCluster {
 			d.bad("status.version.history[" + strconv.Itoa(i) + "]")
 			continue
 		}
+		state, version = Bound(state, MaxField), Bound(version, MaxField)
 		if state == StateCompleted && hc.Version == "" {
 			hc.Version = version
 		}
 		if len(hc.History) < MaxHistory {
 			up := Update{Version: version, State: state}
 			if version == "" {
-				up.Image = image // what the entry names: HyperShift writes the image first
+				up.Image = Bound(image, MaxField) // what the entry names: HyperShift writes the image first
 			}
 			hc.History = append(hc.History, up)
 		}

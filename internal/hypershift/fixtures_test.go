@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -162,13 +163,21 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-// reads records what a fake management cluster was asked of Secrets:
-// "get NS/NAME" and "list NS" (list "" for every namespace).
+// reads records what a fake management cluster was asked of Secrets,
+// "get NS/NAME" and "list NS" (list "" for every namespace), and the lists
+// of metadata it made, "VERSION KIND" (metadata).
 type reads struct {
-	mu  sync.Mutex
-	log []string
-	// listErr, when set, is what a list of Secrets answers.
-	listErr error
+	mu       sync.Mutex
+	log      []string
+	metadata []string
+	// getErr, when set, is what a GET of a Secret answers.
+	getErr func(key client.ObjectKey) error
+	// metadataErr, when set, is what a list of metadata answers.
+	metadataErr error
+	// inFlight and maxInFlight count the GETs of Secrets under way;
+	// wait, when set, is called in each GET, with how many are under way.
+	inFlight, maxInFlight int
+	wait                  func(inFlight int)
 }
 
 func (r *reads) add(s string) {
@@ -183,24 +192,66 @@ func (r *reads) all() []string {
 	return append([]string(nil), r.log...)
 }
 
+func (r *reads) allMetadata() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.metadata...)
+}
+
 func (r *reads) funcs() interceptor.Funcs {
 	return interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if _, ok := list.(*corev1.SecretList); ok {
+			switch l := list.(type) {
+			case *corev1.SecretList:
 				r.add("list " + (&client.ListOptions{}).ApplyOptions(opts).Namespace)
-				if r.listErr != nil {
-					return r.listErr
+			case *metav1.PartialObjectMetadataList:
+				gvk := l.GroupVersionKind()
+				r.mu.Lock()
+				r.metadata = append(r.metadata, gvk.GroupVersion().String()+" "+gvk.Kind)
+				r.mu.Unlock()
+				if r.metadataErr != nil {
+					return r.metadataErr
 				}
 			}
 			return c.List(ctx, list, opts...)
 		},
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if _, ok := obj.(*corev1.Secret); ok {
-				r.add("get " + key.String())
+			if _, ok := obj.(*corev1.Secret); !ok {
+				return c.Get(ctx, key, obj, opts...)
+			}
+			r.add("get " + key.String())
+			r.mu.Lock()
+			r.inFlight++
+			r.maxInFlight = max(r.maxInFlight, r.inFlight)
+			n := r.inFlight
+			r.mu.Unlock()
+			defer func() {
+				r.mu.Lock()
+				r.inFlight--
+				r.mu.Unlock()
+			}()
+			if r.wait != nil {
+				r.wait(n)
+			}
+			if r.getErr != nil {
+				if err := r.getErr(key); err != nil {
+					return err
+				}
 			}
 			return c.Get(ctx, key, obj, opts...)
 		},
 	}
+}
+
+// capiCluster is a CAPI Cluster namespace/name annotated, when owner is
+// not empty, as HyperShift annotates the Cluster it makes of the
+// HostedCluster owner.
+func capiCluster(namespace, name, owner string) *clusterv1.Cluster {
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if owner != "" {
+		c.Annotations = map[string]string{HostedClusterAnnotation: owner}
+	}
+	return c
 }
 
 // mgmt is a connection to a fake management cluster holding objs, whose

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +28,7 @@ func TestHostileHostedClusters(t *testing.T) {
 		garbage[i] = int64(i)
 	}
 	long := "\x1b]52;c;cHduZWQ=\x07" + strings.Repeat("etcd is down. ", 1000)
+	huge := strings.Repeat("é", 1<<20)
 	objs := []client.Object{
 		newHC("clusters", "good").obj(),
 		adminSecret(t, "clusters", "good", "https://good.example"),
@@ -41,6 +43,10 @@ func TestHostileHostedClusters(t *testing.T) {
 		newHC("clusters", "infra").set(int64(7), "spec", "infraID").obj(),
 		newHC("clusters", "endless-garbage").set(garbage, "status", "version", "history").obj(),
 		newHC("clusters", "escape").set("../../etc/x\x1b", "status", "kubeconfig", "name").obj(),
+		newHC("clusters", "long").set(huge, "spec", "platform", "type").set(huge, "spec", "infraID").set(huge, "spec", "pausedUntil").
+			set(huge, "status", "version", "desired", "version").
+			set([]any{map[string]any{"state": huge, "image": huge}, map[string]any{"state": StateCompleted, "version": huge}}, "status", "version", "history").
+			set([]any{cond(ConditionAvailable, huge, "x"), cond(ConditionDegraded, huge, "x"), cond(ConditionProgressing, huge, "x")}, "status", "conditions").obj(),
 	}
 	found, err := Source{Now: clock}.Children(context.Background(), mgmt(t, nil, objs...), true)
 	if err != nil {
@@ -109,6 +115,21 @@ func TestHostileHostedClusters(t *testing.T) {
 		if f.Child.Name == "infra" && len(f.Supersedes) != 0 {
 			t.Errorf("a garbled infraID supersedes %v", f.Supersedes)
 		}
+	}
+	// Every string of the facet is bounded, cut on a character.
+	l := byName["long"]
+	if len(l.History) != 2 {
+		t.Fatalf("long: history %d entries; want 2", len(l.History))
+	}
+	bounded := []string{l.Platform, l.InfraID, l.PausedUntil, l.Available, l.Degraded, l.Progressing, l.Version, l.Desired,
+		l.History[0].State, l.History[0].Image, l.History[1].State, l.History[1].Version}
+	for i, v := range bounded {
+		if v == "" || len(v) > MaxField+len("…") || !utf8.ValidString(v) {
+			t.Errorf("long: field %d holds %d bytes (valid UTF-8 %v); want 1 to %d", i, len(v), utf8.ValidString(v), MaxField+len("…"))
+		}
+	}
+	if l.Paused {
+		t.Error("long: a spec.pausedUntil neither a boolean nor a time pauses")
 	}
 	n := node(byName["garbage-status"])
 	if got, _ := Summary(n, now); got != "status unreadable" || !slices.Equal(n.Unread(), []string{"hypershift: left out, not in HyperShift's shape: the HostedCluster's status"}) {

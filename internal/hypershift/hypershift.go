@@ -7,11 +7,12 @@
 // its reconciliation is paused, and its platform.
 //
 // HyperShift also makes a CAPI Cluster of each HostedCluster, in the
-// control-plane namespace, whose <infraID>-kubeconfig names the control
-// plane's in-cluster Service (https://kube-apiserver:6443): the
-// HostedCluster supersedes it (reach.Found.Supersedes), so that the two are
-// one node and that Secret is never used. Nothing in the control-plane
-// namespace is read.
+// control-plane namespace, annotated with the HostedCluster's name, whose
+// <infraID>-kubeconfig names the control plane's in-cluster Service
+// (https://kube-apiserver:6443): the HostedCluster supersedes it
+// (reach.Found.Supersedes) when that annotation names it, so that the two
+// are one node and that Secret is never used. Of the control-plane
+// namespaces, the CAPI Clusters' metadata alone is read, and no Secret.
 //
 // HostedClusters are read as unstructured objects, each decoded field by
 // field into small local types: the HyperShift API module would bring its
@@ -49,8 +50,10 @@ const (
 	// annotates the CAPI Cluster it makes of a HostedCluster with
 	// (support/k8sutil/constants.go; reconcileCAPICluster).
 	HostedClusterAnnotation = "hypershift.openshift.io/cluster"
-	// CAPIEdge is the kind of the CAPI edge a HostedCluster supersedes.
-	CAPIEdge = "capi"
+	// CAPIEdge is the kind of the CAPI edge a HostedCluster supersedes,
+	// and CAPIGroup the API group of CAPI's Cluster.
+	CAPIEdge  = "capi"
+	CAPIGroup = "cluster.x-k8s.io"
 )
 
 // Conditions of a HostedCluster the source reads

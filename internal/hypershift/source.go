@@ -8,12 +8,12 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -43,11 +43,12 @@ func (Source) Gated() {}
 
 // Children lists the HostedClusters of every namespace, each a child by
 // the edge hypershift NAMESPACE/NAME that supersedes the CAPI Cluster
-// HyperShift makes of it. With connect, and when there are some, it then
-// reads their admin kubeconfigs at once (readAhead), so that their
-// endpoints are known to merge them with the same clusters other edges
-// lead to. A failure to list HostedClusters is partial: the children of
-// the other edges stand.
+// HyperShift made of it, where that Cluster says so (owners). With
+// connect, and when there are some, it also reads their admin kubeconfigs
+// at once (readAhead), beside the CAPI Clusters, so that their endpoints
+// are known to merge them with the same clusters other edges lead to. A
+// failure to list HostedClusters is partial: the children of the other
+// edges stand.
 func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
 	hcs, err := list(ctx, conn)
 	if err != nil || len(hcs) == 0 {
@@ -58,15 +59,18 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]
 		now = s.Now
 	}
 	read := &reader{conn: conn, controlPlanes: controlPlanes(hcs)}
+	var wg sync.WaitGroup
 	if connect {
-		read.readAhead(ctx, hcs)
+		wg.Go(func() { read.readAhead(ctx, hcs) })
 	}
+	owned := owners(ctx, conn, hcs)
+	wg.Wait()
 	found := make([]reach.Found, len(hcs))
 	for i := range hcs {
 		hc := &hcs[i]
 		found[i] = reach.Found{
 			Child:      childOf(hc, now()),
-			Supersedes: supersedes(hc),
+			Supersedes: supersedes(hc, owned),
 			Endpoint:   func() string { return read.endpoint(hc) },
 			Config: func(ctx context.Context, p kubeconfig.Policy) (*rest.Config, error) {
 				if p.Credentials.User && !p.Credentials.Admin {
@@ -120,15 +124,86 @@ func childOf(hc *hostedCluster, now time.Time) fleet.Child {
 	return child
 }
 
-// supersedes is the CAPI Cluster HyperShift makes of the HostedCluster:
-// spec.infraID in the control-plane namespace (reconcileCAPICluster,
-// controlplaneoperator.CAPICluster). Its kubeconfig, <infraID>-kubeconfig
-// beside it, names the control plane's in-cluster Service: never used.
-func supersedes(hc *hostedCluster) []fleet.Edge {
-	if hc.InfraID == "" {
-		return nil // HyperShift has not made one yet
+// supersedes is the CAPI Cluster HyperShift made of the HostedCluster
+// (capiClusterOf), when that Cluster's hypershift.openshift.io/cluster
+// annotation names the HostedCluster (owned). Its kubeconfig,
+// <infraID>-kubeconfig beside it, names the control plane's in-cluster
+// Service: never used. The HostedCluster alone is no proof: whoever may
+// write one in namespace team picks its name and spec.infraID, and
+// HostedCluster team/a with infraID prod would otherwise take over the
+// CAPI Cluster team-a/prod, another tenant's, renamed after it and
+// reached by its admin kubeconfig.
+func supersedes(hc *hostedCluster, owned map[string]string) []fleet.Edge {
+	e, ok := capiClusterOf(hc)
+	if !ok || owned[e.Namespace+"/"+e.Name] != hc.Namespace+"/"+hc.Name {
+		return nil
 	}
-	return []fleet.Edge{{Kind: CAPIEdge, Namespace: HostedControlPlaneNamespace(hc.Namespace, hc.Name), Name: hc.InfraID}}
+	return []fleet.Edge{e}
+}
+
+// capiClusterOf is the edge of the CAPI Cluster HyperShift makes of the
+// HostedCluster: spec.infraID in the control-plane namespace
+// (reconcileCAPICluster, controlplaneoperator.CAPICluster); false before
+// HyperShift set spec.infraID.
+func capiClusterOf(hc *hostedCluster) (fleet.Edge, bool) {
+	if hc.InfraID == "" {
+		return fleet.Edge{}, false
+	}
+	return fleet.Edge{Kind: CAPIEdge, Namespace: HostedControlPlaneNamespace(hc.Namespace, hc.Name), Name: hc.InfraID}, true
+}
+
+// CAPI's Cluster kinds owners reads the metadata of, newest first: the
+// capi provider registers them with every connection's scheme and mapper
+// (capi.AddToScheme, capi.APIs).
+var capiClusterLists = []schema.GroupVersionKind{
+	{Group: CAPIGroup, Version: "v1beta2", Kind: "ClusterList"},
+	{Group: CAPIGroup, Version: "v1beta1", Kind: "ClusterList"},
+}
+
+// owners are the HostedClusters the CAPI Clusters HyperShift would have
+// made of hcs name in their hypershift.openshift.io/cluster annotation,
+// NAMESPACE/NAME by NAMESPACE/NAME of the CAPI Cluster: the proof a
+// HostedCluster supersedes one (supersedes). Nothing is read when no
+// HostedCluster has a spec.infraID yet. It reads the CAPI Clusters'
+// metadata alone, in one list of every namespace: as v1beta2, or as
+// v1beta1 where CAPI serves no v1beta2 yet (HyperShift writes v1beta1,
+// which either version reads). Where neither is served there is no CAPI
+// Cluster to supersede. A list refused, or failed, supersedes nothing and
+// says nothing: the capi source lists the same resource of the same
+// cluster and says why it could not, with the RBAC rule to add, once;
+// were its list to succeed where this one failed, the CAPI Cluster would
+// stand as a node of its own, by its in-cluster kubeconfig, rather than
+// be taken for the hosted cluster unconfirmed.
+func owners(ctx context.Context, conn *kube.Conn, hcs []hostedCluster) map[string]string {
+	made := map[string]bool{}
+	for i := range hcs {
+		if e, ok := capiClusterOf(&hcs[i]); ok {
+			made[e.Namespace+"/"+e.Name] = true
+		}
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	for _, gvk := range capiClusterLists {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(gvk)
+		err := conn.List(ctx, l)
+		switch {
+		case errors.Is(err, kube.ErrNotServed):
+			continue
+		case err != nil:
+			return nil
+		}
+		out := map[string]string{}
+		for i := range l.Items {
+			c := &l.Items[i]
+			if key := c.Namespace + "/" + c.Name; made[key] {
+				out[key] = c.Annotations[HostedClusterAnnotation]
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // controlPlanes are the control-plane namespaces of hcs, each with the
@@ -162,71 +237,54 @@ type secretRead struct {
 	err   error
 }
 
-// readAheadParallel bounds the requests readAhead makes at once.
+// readAheadParallel bounds the requests readAhead makes at once: the
+// walk bounds the clusters it talks to, not the requests one cluster's
+// source makes.
 const readAheadParallel = 8
 
-// readAhead reads the admin kubeconfigs of hcs, one request per
-// namespace: a GET of the one Secret of a namespace that holds a single
-// HostedCluster with a status.kubeconfig (ACM's layout, a namespace per
-// cluster), one list of the Secrets of a namespace that holds several
-// (HyperShift's "clusters"). No label or field tells the admin kubeconfig
-// from the namespace's other Secrets (HyperShift writes it Opaque, with
-// the HostedCluster's labels), so a list reads them all and keeps the
-// kubeconfigs alone; a GET reads nothing else. A list that fails
-// (RBAC may grant get by name alone) leaves the Secrets to be read when
-// their clusters are reached.
+// readAhead reads the admin kubeconfig Secret of each of hcs that names
+// one, by name (GET), readAheadParallel at a time. No label or field
+// tells an admin kubeconfig from the other Secrets of its namespace
+// (HyperShift writes it Opaque, with the HostedCluster's labels): a list
+// of HyperShift's "clusters" namespace would bring every pull secret and
+// cloud credential there into memory, and, under watch, every change of
+// them. A walk reaches the children it finds (but those a selection
+// leaves out), so this costs few requests more, and tells their
+// endpoints now. A refusal is kept, the answer the cluster's reach would
+// get (RBAC may grant get by name, Secret by Secret: the others are still
+// read); what failed otherwise is read again when its cluster is reached,
+// and fails then on its node.
 func (r *reader) readAhead(ctx context.Context, hcs []hostedCluster) {
-	byNamespace := map[string][]string{}
+	var gets []kubeconfig.Source
+	seen := map[kubeconfig.Source]bool{}
 	for i := range hcs {
 		hc := &hcs[i]
-		if _, cp := r.controlPlanes[hc.Namespace]; hc.Kubeconfig != "" && !cp && !slices.Contains(byNamespace[hc.Namespace], hc.Kubeconfig) {
-			byNamespace[hc.Namespace] = append(byNamespace[hc.Namespace], hc.Kubeconfig)
+		src := kubeconfig.Source{Namespace: hc.Namespace, Name: hc.Kubeconfig, Key: KubeconfigKey}
+		if _, cp := r.controlPlanes[hc.Namespace]; hc.Kubeconfig != "" && !cp && !seen[src] {
+			seen[src] = true
+			gets = append(gets, src)
 		}
 	}
+	r.mu.Lock()
 	r.ahead = map[string]secretRead{}
+	r.mu.Unlock()
 	slots := make(chan struct{}, readAheadParallel)
-	var wg sync.WaitGroup
-	for ns, names := range byNamespace {
+	fleet.Parallel(len(gets), func(i int) {
 		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			reads := readNamespace(ctx, r.conn, ns, names)
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			for name, read := range reads {
-				r.ahead[ns+"/"+name] = read
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// readNamespace reads the Secrets names of namespace ns, by name: a GET
-// for one, a list for several; nothing when the list fails.
-func readNamespace(ctx context.Context, conn *kube.Conn, ns string, names []string) map[string]secretRead {
-	out := map[string]secretRead{}
-	if len(names) == 1 {
-		secret, err := reach.ReadSecret(ctx, conn, kubeconfig.Source{Namespace: ns, Name: names[0], Key: KubeconfigKey})
+		defer func() { <-slots }()
+		src := gets[i]
+		secret, err := reach.ReadSecret(ctx, r.conn, src)
+		if err != nil && !apierrors.IsForbidden(err) {
+			return
+		}
 		read := secretRead{found: secret != nil, err: err}
 		if secret != nil {
 			read.data = secret.Data[KubeconfigKey]
 		}
-		out[names[0]] = read
-		return out
-	}
-	list := &corev1.SecretList{}
-	if err := conn.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return out
-	}
-	for _, name := range names {
-		out[name] = secretRead{}
-	}
-	for i := range list.Items {
-		if s := &list.Items[i]; slices.Contains(names, s.Name) {
-			out[s.Name] = secretRead{data: s.Data[KubeconfigKey], found: true}
-		}
-	}
-	return out
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.ahead[src.Namespace+"/"+src.Name] = read
+	})
 }
 
 // take takes what readAhead read of a Secret; false when it did not.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // HyperShift's CAPI Clusters, as management clusters that serve no v1beta2 keep them
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -37,7 +40,8 @@ func TestChildrenAreTheHostedClusters(t *testing.T) {
 	r := &reads{}
 	a := newHC("clusters", "a").history("4.19.0", [2]string{"4.19.0", StatePartial}, [2]string{"4.18.3", StateCompleted})
 	a.u.SetLabels(map[string]string{"env": "prod"})
-	conn := mgmt(t, r, a.obj(), adminSecret(t, "clusters", "a", "https://api.a.example:6443"), inClusterSecret(t, "clusters", "a"))
+	conn := mgmt(t, r, a.obj(), adminSecret(t, "clusters", "a", "https://api.a.example:6443"), inClusterSecret(t, "clusters", "a"),
+		capiCluster("clusters-a", "a-sbx", "clusters/a"))
 	found, err := Source{Now: clock}.Children(context.Background(), conn, true)
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +78,9 @@ func TestChildrenAreTheHostedClusters(t *testing.T) {
 	if got := r.all(); !slices.Equal(got, []string{"get clusters/a-admin-kubeconfig"}) {
 		t.Errorf("Secret reads %v; want the admin kubeconfig's alone, read ahead", got)
 	}
+	if got := r.allMetadata(); !slices.Equal(got, []string{"cluster.x-k8s.io/v1beta2 ClusterList"}) {
+		t.Errorf("metadata lists %v; want the CAPI Clusters' alone", got)
+	}
 }
 
 // HyperShift's rule: a dot in the name becomes a dash.
@@ -89,12 +96,9 @@ func TestHostedControlPlaneNamespace(t *testing.T) {
 // Cluster's <infraID>-kubeconfig, in-cluster, is never used.
 func TestTheCAPIClusterOfAHostedClusterIsSuperseded(t *testing.T) {
 	a := newHC("clusters", "a")
-	capiCluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{
-		Namespace: "clusters-a", Name: "a-sbx", Annotations: map[string]string{HostedClusterAnnotation: "clusters/a"},
-	}}
 	r := &reads{}
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(r.funcs()).
-		WithObjects(a.obj(), capiCluster, adminSecret(t, "clusters", "a", "https://api.a.example:6443"), inClusterSecret(t, "clusters", "a")).Build()
+		WithObjects(a.obj(), capiCluster("clusters-a", "a-sbx", "clusters/a"), adminSecret(t, "clusters", "a", "https://api.a.example:6443"), inClusterSecret(t, "clusters", "a")).Build()
 	connector := &reach.Connector{Sources: []reach.Source{capi.Source{}, Source{}},
 		Kube: kube.NewConnector(testScheme(t), append(append(kube.CoreAPIs(), capi.APIs()...), APIs()...), kube.Options{})}
 	parent := reach.NewCluster(connector, kube.NewConnForClient(c, "https://mgmt.example"))
@@ -123,15 +127,142 @@ func TestTheCAPIClusterOfAHostedClusterIsSuperseded(t *testing.T) {
 	}
 }
 
-// Read ahead, the admin kubeconfigs cost one request per namespace: a GET
-// where the namespace holds one HostedCluster, a list where it holds
-// several; none without connect. Each is taken once.
-func TestAdminKubeconfigsReadAheadByNamespace(t *testing.T) {
+// A HostedCluster supersedes the CAPI Cluster of its control-plane
+// namespace named after its spec.infraID only where that Cluster's
+// hypershift.openshift.io/cluster annotation names it: HostedCluster
+// team/a, infraID prod, does not take over the CAPI Cluster team-a/prod
+// of another tenant, which stays a node of its own, reached by its own
+// kubeconfig. Without HostedClusters, or without an infraID, no CAPI
+// Cluster is read.
+func TestSupersedesOnlyTheCAPIClusterThatNamesIt(t *testing.T) {
+	tests := []struct {
+		name, owner string
+		err         error
+		supersedes  bool
+	}{
+		{"confirmed", "team/a", nil, true},
+		{"naming another HostedCluster", "team/b", nil, false},
+		{"not annotated", "", nil, false},
+		{"CAPI Clusters forbidden", "team/a", apierrors.NewForbidden(schema.GroupResource{Group: CAPIGroup, Resource: "clusters"}, "", errors.New("no")), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := newHC("team", "a").set("prod", "spec", "infraID")
+			r := &reads{metadataErr: tt.err}
+			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(r.funcs()).
+				WithObjects(a.obj(), capiCluster("team-a", "prod", tt.owner), adminSecret(t, "team", "a", "https://a.example"),
+					secret("team-a", "prod-kubeconfig", capi.KubeconfigKey, adminKubeconfig(t, "https://prod.example", "prod-token"))).Build()
+			found, err := Source{}.Children(context.Background(), kube.NewConnForClient(c, "https://mgmt.example"), false)
+			if err != nil || len(found) != 1 {
+				t.Fatalf("Children: %d found, %v", len(found), err)
+			}
+			want := []fleet.Edge(nil)
+			if tt.supersedes {
+				want = []fleet.Edge{{Kind: "capi", Namespace: "team-a", Name: "prod"}}
+			}
+			if !slices.Equal(found[0].Supersedes, want) {
+				t.Errorf("Supersedes %v; want %v", found[0].Supersedes, want)
+			}
+			if tt.err != nil {
+				return // the capi source's own list fails the same way, and says so
+			}
+			connector := &reach.Connector{Sources: []reach.Source{capi.Source{}, Source{}},
+				Kube: kube.NewConnector(testScheme(t), append(append(kube.CoreAPIs(), capi.APIs()...), APIs()...), kube.Options{})}
+			parent := reach.NewCluster(connector, kube.NewConnForClient(c, "https://mgmt.example"))
+			children, err := parent.Children(context.Background(), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, ch := range children {
+				names = append(names, ch.Namespace+"/"+ch.Name)
+			}
+			wantNames := []string{"team-a/prod", "team/a"}
+			if tt.supersedes {
+				wantNames = []string{"team/a"}
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, wantNames) {
+				t.Errorf("children %v; want %v", names, wantNames)
+			}
+			if !tt.supersedes {
+				i := slices.IndexFunc(children, func(c fleet.Child) bool { return c.Name == "prod" })
+				if child, err := parent.Connect(context.Background(), children[i]); err != nil || child.Kube().Host() != "https://prod.example" {
+					t.Errorf("CAPI Cluster team-a/prod: %v; want it reached by its own kubeconfig", err)
+				}
+			}
+		})
+	}
+}
+
+// A management cluster's CAPI Clusters are read only when it holds
+// HostedClusters with a spec.infraID: as v1beta2, else as v1beta1 where
+// v1beta2 is not served, else not at all.
+func TestCAPIClustersAreReadOnlyForHostedClusters(t *testing.T) {
+	notFound := func(version string) error {
+		return apierrors.NewNotFound(schema.GroupResource{Group: CAPIGroup, Resource: "clusters"}, version)
+	}
+	tests := []struct {
+		name   string
+		hcs    []client.Object
+		served map[string]bool
+		want   []string
+	}{
+		{"no HostedClusters", nil, nil, nil},
+		{"no infraID yet", []client.Object{newHC("clusters", "a").set(nil, "spec", "infraID").obj()}, nil, nil},
+		{"v1beta2", []client.Object{newHC("clusters", "a").obj()}, map[string]bool{"v1beta2": true, "v1beta1": true},
+			[]string{"cluster.x-k8s.io/v1beta2 ClusterList"}},
+		{"v1beta1 alone", []client.Object{newHC("clusters", "a").obj()}, map[string]bool{"v1beta1": true},
+			[]string{"cluster.x-k8s.io/v1beta2 ClusterList", "cluster.x-k8s.io/v1beta1 ClusterList"}},
+		{"no CAPI", []client.Object{newHC("clusters", "a").obj()}, map[string]bool{},
+			[]string{"cluster.x-k8s.io/v1beta2 ClusterList", "cluster.x-k8s.io/v1beta1 ClusterList"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var lists []string
+			serving := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if l, ok := list.(*metav1.PartialObjectMetadataList); ok {
+					mu.Lock()
+					lists = append(lists, l.GroupVersionKind().GroupVersion().String()+" "+l.GroupVersionKind().Kind)
+					mu.Unlock()
+					if v := l.GroupVersionKind().Version; !tt.served[v] {
+						return notFound(v)
+					}
+				}
+				return c.List(ctx, list, opts...)
+			}}
+			var cluster client.Object = capiCluster("clusters-a", "a-sbx", "clusters/a")
+			if !tt.served["v1beta2"] { // as an apiserver serving v1beta1 alone stores it
+				cluster = &clusterv1beta1.Cluster{ObjectMeta: *cluster.(*clusterv1.Cluster).ObjectMeta.DeepCopy()}
+			}
+			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(serving).
+				WithObjects(append(tt.hcs, cluster)...).Build()
+			found, err := Source{}.Children(context.Background(), kube.NewConnForClient(c, "https://mgmt.example"), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(lists, tt.want) {
+				t.Errorf("metadata lists %v; want %v", lists, tt.want)
+			}
+			supersedes := len(found) == 1 && len(found[0].Supersedes) == 1
+			if wantSupersedes := tt.served["v1beta2"] || tt.served["v1beta1"]; supersedes != wantSupersedes {
+				t.Errorf("supersedes %v; want %v", supersedes, wantSupersedes)
+			}
+		})
+	}
+}
+
+// Read ahead, each admin kubeconfig is a GET of its Secret by name: no
+// list brings the namespace's other Secrets (pull secrets, cloud
+// credentials) along. None is read without connect; each is taken once.
+func TestAdminKubeconfigsReadAheadByName(t *testing.T) {
 	objs := []client.Object{
 		newHC("clusters", "a").obj(), newHC("clusters", "b").obj(), newHC("team-c", "c").obj(),
 		newHC("pending", "d").set(nil, "status", "kubeconfig").obj(),
 		adminSecret(t, "clusters", "a", "https://a.example"), adminSecret(t, "clusters", "b", "https://b.example"),
 		adminSecret(t, "team-c", "c", "https://c.example"),
+		secret("clusters", "pull-secret", ".dockerconfigjson", []byte("{}")),
 	}
 	r := &reads{}
 	found, err := Source{}.Children(context.Background(), mgmt(t, r, objs...), false)
@@ -147,11 +278,14 @@ func TestAdminKubeconfigsReadAheadByNamespace(t *testing.T) {
 	}
 	got := r.all()
 	slices.Sort(got)
-	if want := []string{"get team-c/c-admin-kubeconfig", "list clusters"}; !slices.Equal(got, want) {
+	if want := []string{"get clusters/a-admin-kubeconfig", "get clusters/b-admin-kubeconfig", "get team-c/c-admin-kubeconfig"}; !slices.Equal(got, want) {
 		t.Errorf("Secret reads %v; want %v", got, want)
 	}
 	hosts := map[string]string{}
 	for _, f := range found {
+		if f.Child.Name == "b" && f.Endpoint() != reach.EndpointOf("https://b.example", testCA()) {
+			t.Errorf("b: Endpoint %q; want its admin kubeconfig's", f.Endpoint())
+		}
 		cfg, err := f.Config(context.Background(), kubeconfig.Policy{})
 		if err != nil {
 			hosts[f.Child.Name] = err.Error()
@@ -164,33 +298,88 @@ func TestAdminKubeconfigsReadAheadByNamespace(t *testing.T) {
 	if diff := cmp.Diff(want, hosts); diff != "" {
 		t.Errorf("configs (-want +got):\n%s", diff)
 	}
-	if n := len(r.all()); n != 2 {
-		t.Errorf("%d Secret reads after connecting; want none more", n-2)
+	if n := len(r.all()); n != 3 {
+		t.Errorf("%d Secret reads after connecting; want none more", n-3)
 	}
-	if _, err := found[0].Config(context.Background(), kubeconfig.Policy{}); err != nil || len(r.all()) != 3 {
+	if _, err := found[0].Config(context.Background(), kubeconfig.Policy{}); err != nil || len(r.all()) != 4 {
 		t.Errorf("a second connect: %v, reads %v; want one GET", err, r.all())
 	}
 }
 
-// Where RBAC forbids listing Secrets, each is read by name when reached.
-func TestAdminKubeconfigsReadByNameWhereTheListIsForbidden(t *testing.T) {
-	r := &reads{listErr: apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("no list"))}
-	conn := mgmt(t, r, newHC("clusters", "a").obj(), newHC("clusters", "b").obj(),
-		adminSecret(t, "clusters", "a", "https://a.example"), adminSecret(t, "clusters", "b", "https://b.example"))
+// Read ahead makes at most readAheadParallel requests at once, and as
+// many as that.
+func TestReadAheadIsBounded(t *testing.T) {
+	objs := []client.Object{}
+	for i := range 3 * readAheadParallel {
+		name := fmt.Sprintf("hc-%d", i)
+		objs = append(objs, newHC("clusters", name).obj(), adminSecret(t, "clusters", name, "https://"+name+".example"))
+	}
+	full := make(chan struct{})
+	var once sync.Once
+	r := &reads{wait: func(inFlight int) {
+		if inFlight == readAheadParallel {
+			once.Do(func() { close(full) })
+		}
+		<-full // until as many are under way as may be
+	}}
+	if _, err := (Source{}).Children(context.Background(), mgmt(t, r, objs...), true); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.all()); n != 3*readAheadParallel || r.maxInFlight != readAheadParallel {
+		t.Errorf("%d GETs, at most %d at once; want %d, %d at once", n, r.maxInFlight, 3*readAheadParallel, readAheadParallel)
+	}
+}
+
+// A GET refused ahead is not asked again when its cluster is reached:
+// the refusal is its error. RBAC may grant get Secret by Secret: the
+// others of the namespace are read ahead still. A GET that failed
+// otherwise is made again when its cluster is reached.
+func TestAdminKubeconfigsRefusedOrFailedAhead(t *testing.T) {
+	r := &reads{}
+	failed := false
+	r.getErr = func(key client.ObjectKey) error {
+		switch {
+		case key.Name == "a-admin-kubeconfig":
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, key.Name, errors.New("no get"))
+		case key.Name == "c-admin-kubeconfig" && !failed:
+			failed = true
+			return apierrors.NewServiceUnavailable("busy")
+		}
+		return nil
+	}
+	conn := mgmt(t, r, newHC("clusters", "a").obj(), newHC("clusters", "b").obj(), newHC("clusters", "c").obj(),
+		adminSecret(t, "clusters", "a", "https://a.example"), adminSecret(t, "clusters", "b", "https://b.example"), adminSecret(t, "clusters", "c", "https://c.example"))
 	found, err := Source{}.Children(context.Background(), conn, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if found[0].Endpoint() != "" {
-		t.Errorf("Endpoint %q; want none: nothing was read ahead", found[0].Endpoint())
-	}
+	got := map[string]string{}
 	for _, f := range found {
-		if _, err := f.Config(context.Background(), kubeconfig.Policy{}); err != nil {
-			t.Error(err)
+		endpoint := f.Endpoint()
+		cfg, err := f.Config(context.Background(), kubeconfig.Policy{})
+		switch {
+		case err != nil:
+			got[f.Child.Name] = err.Error()
+		case endpoint == "":
+			got[f.Child.Name] = cfg.Host + " (read when reached)"
+		default:
+			got[f.Child.Name] = cfg.Host + " (read ahead)"
 		}
 	}
-	if got := r.all(); !slices.Equal(got, []string{"list clusters", "get clusters/a-admin-kubeconfig", "get clusters/b-admin-kubeconfig"}) {
-		t.Errorf("Secret reads %v; want the list tried, then each by name", got)
+	want := map[string]string{
+		"a": "forbidden: cannot get secret clusters/a-admin-kubeconfig",
+		"b": "https://b.example (read ahead)",
+		"c": "https://c.example (read when reached)",
+	}
+	for name, w := range want {
+		if !strings.HasPrefix(got[name], w) {
+			t.Errorf("%s: %q; want %q", name, got[name], w)
+		}
+	}
+	reads := r.all()
+	slices.Sort(reads)
+	if want := []string{"get clusters/a-admin-kubeconfig", "get clusters/b-admin-kubeconfig", "get clusters/c-admin-kubeconfig", "get clusters/c-admin-kubeconfig"}; !slices.Equal(reads, want) {
+		t.Errorf("Secret reads %v; want %v", reads, want)
 	}
 }
 

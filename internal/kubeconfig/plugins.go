@@ -237,15 +237,32 @@ func InClusterHost(host string) bool {
 }
 
 // allowOwn decides on command, a plugin of the operator's own
-// configuration (from), as kubectl decides for the plugins of their own
-// kubeconfig: by kuberc alone. It returns the resolved path, or why not.
-func (p Plugins) allowOwn(command, from string) (Decision, string) {
+// configuration (from), run for server, which an untrusted object chose:
+// as kubectl decides for the plugins of their own kubeconfig, by kuberc,
+// and, where an entry of theirs ties the plugin to servers, only for
+// those (a tie holds against every allowance). It returns the resolved
+// path, or why not.
+func (p Plugins) allowOwn(command, from, server string) (Decision, string) {
 	if p.Kuberc.PolicyType == clientcmdapi.PluginPolicyDenyAll {
 		return Decision{}, fmt.Sprintf("is refused: your kuberc (%s) sets credentialPluginPolicy: DenyAll", p.kubercName())
 	}
 	resolved, err := p.lookPath(command)
 	if err != nil {
 		return Decision{}, "is not found on your PATH: install it or give its path"
+	}
+	host := ServerHost(server)
+	var tiedTo []Allowed
+	for _, a := range p.Allowed {
+		if len(a.Servers) > 0 && p.resolves(a.Command, resolved) {
+			if matchHost(a.Servers, host) {
+				tiedTo = nil
+				break
+			}
+			tiedTo = append(tiedTo, a)
+		}
+	}
+	if len(tiedTo) > 0 {
+		return Decision{}, fmt.Sprintf("is tied by %s to servers %s; this server is %s: add it to that entry's servers if you trust it", tiedTo[0].From, strings.Join(tiedTo[0].Servers, ", "), host)
 	}
 	if p.Kuberc.PolicyType != clientcmdapi.PluginPolicyAllowlist {
 		return Decision{Path: resolved, By: from}, ""

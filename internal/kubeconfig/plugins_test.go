@@ -199,8 +199,9 @@ func TestPluginTiesMatchServersStrictly(t *testing.T) {
 // file) runs as kubectl runs their own kubeconfig's: every plugin when
 // kuberc sets no policy or AllowAll, the allowlist's with Allowlist, none
 // with DenyAll; --allow-exec and the fleet config's credentialPlugins,
-// which are for Secrets, neither add nor tie. What the ClusterProfile
-// says of the cluster is checked as a Secret's cluster entry.
+// which are for Secrets, add nothing, but a tie to servers holds: the
+// ClusterProfile chose the server. What it says of the cluster is
+// checked as a Secret's cluster entry.
 func TestOwnPluginRunsUnderKubercAlone(t *testing.T) {
 	dir := onPath(t, "secretreader", "other")
 	reader := filepath.Join(dir, "secretreader")
@@ -222,7 +223,9 @@ func TestOwnPluginRunsUnderKubercAlone(t *testing.T) {
 			plugins: kubeconfig.Plugins{Kuberc: clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: "other"}}},
 				Allowed: []kubeconfig.Allowed{{Command: "secretreader", From: "--allow-exec"}}}},
 		{name: "DenyAll", wantErr: "credentialPluginPolicy: DenyAll", plugins: kubeconfig.Plugins{Kuberc: clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyDenyAll}}},
-		{name: "a tie for Secrets does not apply", plugins: kubeconfig.Plugins{Allowed: []kubeconfig.Allowed{{Command: "secretreader", Servers: []string{"*.eks.amazonaws.com"}, From: "fleet.yaml"}}}},
+		{name: "a tie to other servers holds", wantErr: "is tied by fleet.yaml to servers *.eks.amazonaws.com; this server is hub.example: add it to that entry's servers if you trust it",
+			plugins: kubeconfig.Plugins{Allowed: []kubeconfig.Allowed{{Command: "secretreader", Servers: []string{"*.eks.amazonaws.com"}, From: "fleet.yaml"}}}},
+		{name: "a tie to this server", plugins: kubeconfig.Plugins{Allowed: []kubeconfig.Allowed{{Command: "secretreader", Servers: []string{"*.example"}, From: "fleet.yaml"}}}},
 		{name: "a proxy named by the profile", wantErr: "status.accessProviders[0].cluster.proxy-url", cluster: &clientcmdapi.Cluster{Server: "https://hub.example:6443", ProxyURL: "socks5://evil.example:1080"}},
 		{name: "plain http", wantErr: "status.accessProviders[0].cluster.server", cluster: &clientcmdapi.Cluster{Server: "http://hub.example"}},
 	}

@@ -369,7 +369,10 @@ func (p Policy) userViolations(src Source, name string, u *clientcmdapi.AuthInfo
 // none or AllowAll, the allowlist's when it sets Allowlist, none with
 // DenyAll). Its arguments, environment and cluster config are the
 // caller's to choose; only the command is resolved and pinned, and it
-// never gets a terminal. A refusal names the field by where.
+// never gets a terminal. Since the untrusted object chose the server the
+// plugin's credential is sent to, a credentialPlugins entry of the
+// operator's that ties the plugin to servers holds here too. A refusal
+// names the field by where.
 func (p Policy) RESTConfigWithPlugin(src Source, cluster *clientcmdapi.Cluster, exec *clientcmdapi.ExecConfig, from string, where func(field string) string) (*rest.Config, error) {
 	const name = "cluster"
 	fail := func(fe *FieldError) (*rest.Config, error) {
@@ -386,9 +389,10 @@ func (p Policy) RESTConfigWithPlugin(src Source, cluster *clientcmdapi.Cluster, 
 	if exec == nil || exec.Command == "" {
 		return nil, fmt.Errorf("%s: the exec config of %s has no command", src, from)
 	}
-	d, why := p.Plugins.allowOwn(exec.Command, from)
+	d, why := p.Plugins.allowOwn(exec.Command, from, cluster.Server)
 	if why != "" {
-		return nil, fmt.Errorf("%s: the exec credential plugin %q of %s %s: %w", src, exec.Command, from, why, ErrRefused)
+		// src names from (the access provider of a provider file).
+		return nil, fmt.Errorf("%s: the exec credential plugin %q %s: %w", src, exec.Command, why, ErrRefused)
 	}
 	plugin := *exec
 	plugin.Command = d.Path

@@ -184,8 +184,9 @@ type Cluster struct {
 	// route is the operator's route to it, if any.
 	credential string
 	route      *Route
-	// root is the cluster of the operator's kubeconfig, where the walk
-	// starts: its gated sources are asked at once.
+	// root is a cluster of the operator's kubeconfig: where the walk
+	// starts, or one a route's context reaches. Its gated sources are
+	// asked at once.
 	root bool
 
 	mu sync.Mutex
@@ -367,11 +368,9 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 			supersedes = append(supersedes, f.Supersedes)
 		}
 	}
-	children = mergeSameAs(children, sameAs, supersedes)
-	for _, edges := range supersedes {
-		for _, e := range edges {
-			delete(reach, e)
-		}
+	children, superseded := mergeSameAs(children, sameAs, supersedes)
+	for _, e := range superseded {
+		delete(reach, e)
 	}
 	c.mu.Lock()
 	c.reach = reach
@@ -384,11 +383,16 @@ func (c *Cluster) Children(ctx context.Context, connect bool) ([]fleet.Child, er
 
 // mergeSameAs merges each child that says it is the same as another
 // source's child (Found.SameAs, Found.Supersedes) into that child, keeping
-// the first one's place, and drops the superseded edges.
-func mergeSameAs(children []fleet.Child, sameAs, supersedes [][]fleet.Edge) []fleet.Child {
+// the first one's place. It returns the edges superseded: those of a
+// child merged into one that supersedes it, dropped from the merged child.
+func mergeSameAs(children []fleet.Child, sameAs, supersedes [][]fleet.Edge) ([]fleet.Child, []fleet.Edge) {
 	gone := make([]bool, len(children))
+	var dropped []fleet.Edge
 	for i := range children {
 		for k, e := range slices.Concat(sameAs[i], supersedes[i]) {
+			if gone[i] {
+				break // merged into an earlier child, which said its own
+			}
 			j := slices.IndexFunc(children, func(c fleet.Child) bool { return slices.Contains(c.Edges, e) })
 			if j < 0 || j == i || gone[j] || hasKind(children[j].Edges, children[i].Edges) {
 				continue
@@ -396,30 +400,26 @@ func mergeSameAs(children []fleet.Child, sameAs, supersedes [][]fleet.Edge) []fl
 			first, second := min(i, j), max(i, j)
 			if k >= len(sameAs[i]) {
 				// A superseded child is what the superseding one is made
-				// of: the node bears the superseding one's name.
+				// of: the node bears the superseding one's name, and not
+				// the superseded edge.
 				merged := children[i]
 				merge(&merged, children[j])
-				children[i], children[j] = merged, merged
+				merged.Edges = slices.DeleteFunc(merged.Edges, func(d fleet.Edge) bool { return d == e })
+				children[first] = merged
+				dropped = append(dropped, e)
 			} else {
 				merge(&children[first], children[second])
 			}
 			gone[second] = true
-			// The merged child is at first; what it supersedes goes with it.
-			supersedes[first] = slices.Concat(supersedes[first], supersedes[second])
-			break
 		}
 	}
 	out := children[:0]
 	for i, c := range children {
-		if gone[i] {
-			continue
+		if !gone[i] {
+			out = append(out, c)
 		}
-		if len(supersedes[i]) > 0 {
-			c.Edges = slices.DeleteFunc(slices.Clone(c.Edges), func(e fleet.Edge) bool { return slices.Contains(supersedes[i], e) })
-		}
-		out = append(out, c)
 	}
-	return out
+	return out, dropped
 }
 
 // merge makes dst, a child found by some edges, the same child found by
@@ -470,7 +470,13 @@ func (c *Cluster) Connect(ctx context.Context, child fleet.Child) (*Cluster, err
 	}
 	if route != nil && route.Config != nil {
 		klog.V(2).InfoS("reaching a cluster by a route", "path", fleet.PathOf(ctx), "route", route.Name)
-		return c.connector.connect(route.Config, kubeconfig.CredentialKubeconfig, route)
+		cl, err := c.connector.connect(route.Config, kubeconfig.CredentialKubeconfig, route)
+		if err == nil {
+			// A context of the operator's own, as the root is: its gated
+			// sources are asked at once.
+			cl.root = true
+		}
+		return cl, err
 	}
 	var errs []error
 	for _, e := range child.Edges {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -293,22 +294,28 @@ func TestSupersededEdgeIsNeverUsed(t *testing.T) {
 	var calls int
 	capi := sameAsFacet{namespaced{source{kind: "capi", children: []string{"infra", "y"}, calls: &calls}}}
 	hs := supersedingSource{gated{source{kind: "hs", children: []string{"p"}, calls: &calls}}}
-	p := parent(capi, hs)
-	got, err := p.Children(context.Background(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range got {
-		_, facet := c.Facets["set"]
-		names = append(names, fmt.Sprintf("%s=%s facet=%v", c.Name, edgesOf(c), facet))
-	}
-	if want := "p=hs p facet=true,y=capi ns/y facet=true"; strings.Join(names, ",") != want {
-		t.Errorf("children\n%v\nwant\n%v", strings.Join(names, ","), want)
-	}
-	_, err = p.Connect(context.Background(), fleet.Child{Name: "infra", Edges: []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: "infra"}}})
-	if err == nil || !strings.Contains(err.Error(), "not listed") {
-		t.Errorf("Connect by the superseded edge = %v; want it not listed", err)
+	// In either order of the sources: the superseded child before the
+	// superseding one (the registry's), or after it.
+	for name, p := range map[string]*reach.Cluster{"capi first": parent(capi, hs), "capi last": parent(hs, capi)} {
+		got, err := p.Children(context.Background(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range got {
+			_, facet := c.Facets["set"]
+			names = append(names, fmt.Sprintf("%s=%s facet=%v", c.Name, edgesOf(c), facet))
+		}
+		if want := "p=hs p facet=true,y=capi ns/y facet=true"; !slices.Contains([]string{want, "y=capi ns/y facet=true,p=hs p facet=true"}, strings.Join(names, ",")) || len(names) != 2 {
+			t.Errorf("%s: children\n%v\nwant\n%v", name, strings.Join(names, ","), want)
+		}
+		_, err = p.Connect(context.Background(), fleet.Child{Name: "infra", Edges: []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: "infra"}}})
+		if err == nil || !strings.Contains(err.Error(), "not listed") {
+			t.Errorf("%s: Connect by the superseded edge = %v; want it not listed", name, err)
+		}
+		if _, err := p.Connect(context.Background(), fleet.Child{Name: "y", Edges: []fleet.Edge{{Kind: "capi", Namespace: "ns", Name: "y"}}}); err != nil {
+			t.Errorf("%s: Connect to y = %v; a child not superseded is reached", name, err)
+		}
 	}
 }
 

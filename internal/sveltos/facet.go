@@ -53,11 +53,17 @@ type Registration struct {
 	SpecUnreadable   string `json:"specUnreadable,omitempty"`
 }
 
-// Bounds of what a registration keeps and shows of status.failureMessage,
-// in characters.
+// Bounds of what a registration keeps and shows of the strings a
+// SveltosCluster holds, in characters: a model of thousands of clusters
+// holds no megabyte a hostile object wrote.
 const (
-	// MaxFailureMessage is what the facet keeps.
+	// MaxFailureMessage is what the facet keeps of status.failureMessage.
 	MaxFailureMessage = 1024
+	// MaxField is what the facet keeps of any other string
+	// (status.version, status.connectionStatus, the Secret's name and
+	// key, the workload identity's provider, the env label): more than
+	// any value Sveltos writes or a Secret's name or key can be (253).
+	MaxField = 256
 	// maxFindingMessage is what a drift finding says.
 	maxFindingMessage = 256
 	// maxCellMessage is what the column's cell says.

@@ -32,18 +32,20 @@ func readObject(u *unstructured.Unstructured) *object {
 	o := &object{namespace: u.GetNamespace(), name: u.GetName(), labels: u.GetLabels()}
 	content := u.UnstructuredContent()
 	access := &fields{obj: content}
-	kubeconfigName := access.str("spec", "kubeconfigName")
-	o.keyName = access.str("spec", "kubeconfigKeyName")
+	// A name or key cut (longer than any can be) names no Secret and no
+	// key: an error says so, the name cut.
+	kubeconfigName := truncate(access.str("spec", "kubeconfigName"), MaxField)
+	o.keyName = truncate(access.str("spec", "kubeconfigKeyName"), MaxField)
 	o.reg.PullMode = access.boolean("spec", "pullMode")
 	if access.get("spec", "workloadIdentity") != nil {
-		o.reg.WorkloadIdentity = access.str("spec", "workloadIdentity", "provider")
+		o.reg.WorkloadIdentity = truncate(access.str("spec", "workloadIdentity", "provider"), MaxField)
 		if o.reg.WorkloadIdentity == "" {
 			o.reg.WorkloadIdentity = "unnamed"
 		}
 	}
 	if access.get("spec", "tokenRequestRenewalOption") != nil {
 		o.renewal = true
-		o.renewalKey = access.str("spec", "tokenRequestRenewalOption", "kubeconfigKeyName")
+		o.renewalKey = truncate(access.str("spec", "tokenRequestRenewalOption", "kubeconfigKeyName"), MaxField)
 		if o.renewalKey == "" {
 			o.renewalKey = RenewalKey
 		}
@@ -52,7 +54,7 @@ func readObject(u *unstructured.Unstructured) *object {
 	if o.access == "" && !o.reg.PullMode && o.reg.WorkloadIdentity == "" {
 		// libsveltos reads no Secret in pull mode or with a workload
 		// identity (lib/clusterproxy/clusterproxy.go:130-137).
-		o.reg.KubeconfigName = SecretName(o.name, kubeconfigName)
+		o.reg.KubeconfigName = truncate(SecretName(o.name, kubeconfigName), MaxField)
 		o.reg.Key = o.keyName
 	}
 	spec := &fields{obj: content, problem: access.problem}
@@ -60,11 +62,11 @@ func readObject(u *unstructured.Unstructured) *object {
 	o.reg.SpecUnreadable = spec.problem
 	status := &fields{obj: content}
 	o.reg.Ready = status.boolean("status", "ready")
-	o.reg.Version = status.str("status", "version")
-	o.reg.ConnectionStatus = status.str("status", "connectionStatus")
+	o.reg.Version = truncate(status.str("status", "version"), MaxField)
+	o.reg.ConnectionStatus = truncate(status.str("status", "connectionStatus"), MaxField)
 	o.reg.FailureMessage = truncate(status.str("status", "failureMessage"), MaxFailureMessage)
 	o.reg.StatusUnreadable = status.problem
-	o.reg.Env = o.labels[EnvLabel]
+	o.reg.Env = truncate(o.labels[EnvLabel], MaxField)
 	return o
 }
 

@@ -257,14 +257,16 @@ func validName(name string) bool { return len(validation.IsDNS1123Subdomain(name
 
 // chooseKey is the key of data, o's kubeconfig Secret, that Sveltos reads
 // the kubeconfig at (libsveltos v1.14.0 lib/clusterproxy/clusterproxy.go,
-// getSecretData, :395-413): spec.kubeconfigKeyName when set, which must be
-// there; else the Secret's first key, in Go's map order, which is random
-// where there are several. kubectl fleet takes the only key; of several,
-// the key Sveltos writes a renewed token at when it renews them (and names
-// in spec.kubeconfigKeyName next, sveltoscluster-manager's
+// getSecretData, :377-414, the key chosen at :399-411):
+// spec.kubeconfigKeyName when set, which must be there; else the Secret's
+// first key, in Go's map order, which is random where there are several.
+// kubectl fleet takes the only key; of several, the key Sveltos writes a
+// renewed token at when it renews them (and names in
+// spec.kubeconfigKeyName next, sveltoscluster-manager's
 // handleTokenRequestRenewal), or any when all hold the same kubeconfig;
 // otherwise Sveltos's choice is a coin toss, and the error says to set
-// spec.kubeconfigKeyName.
+// spec.kubeconfigKeyName. The keys an error names are bounded (MaxField,
+// quoted): spec.kubeconfigKeyName was when read.
 func chooseKey(o *object, data map[string][]byte) (string, error) {
 	src := kubeconfig.Source{Namespace: o.namespace, Name: o.reg.KubeconfigName}
 	sc := fmt.Sprintf("SveltosCluster %s/%s", o.namespace, escape.String(o.name))
@@ -298,14 +300,15 @@ func chooseKey(o *object, data map[string][]byte) (string, error) {
 // thousands.
 const maxKeysShown = 8
 
-// quoted is keys for an error, escaped, the first maxKeysShown of them.
+// quoted is keys for an error, escaped, the first maxKeysShown of them,
+// each its first MaxField characters.
 func quoted(keys []string) string {
 	if len(keys) == 0 {
 		return "none"
 	}
 	shown := make([]string, 0, min(len(keys), maxKeysShown))
 	for _, k := range keys[:min(len(keys), maxKeysShown)] {
-		shown = append(shown, fmt.Sprintf("%q", k))
+		shown = append(shown, fmt.Sprintf("%q", truncate(k, MaxField)))
 	}
 	out := strings.Join(shown, ", ")
 	if len(keys) > maxKeysShown {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -362,5 +363,52 @@ func TestAForbiddenSecretIsNotReadAheadAgain(t *testing.T) {
 	_, err = found[0].Config(context.Background(), kubeconfig.Policy{})
 	if err == nil || !strings.HasPrefix(err.Error(), "forbidden: cannot get secret projectsveltos/") || gets.Load() != before+1 {
 		t.Errorf("reached: %v after %d reads; want the refusal, read now", err, gets.Load()-before)
+	}
+}
+
+// Every string a hostile SveltosCluster or Secret holds reaches the facet
+// and the errors bounded (MaxField characters, cut on a character): its
+// version, connection status, env label, Secret name and key, workload
+// identity, and the Secret's keys an error lists.
+func TestLongStringsAreBounded(t *testing.T) {
+	huge := strings.Repeat("é", 1<<16)
+	kc := kubeconfigOf(t, "https://c.example", "tok")
+	objs := []client.Object{
+		sveltosCluster("key", map[string]string{EnvLabel: huge}, map[string]any{"kubeconfigKeyName": huge},
+			map[string]any{"ready": true, "version": huge, "connectionStatus": huge}),
+		secret("key-sveltos-kubeconfig", map[string][]byte{"kubeconfig": kc}),
+		sveltosCluster("name", nil, map[string]any{"kubeconfigName": huge}, nil),
+		sveltosCluster("identity", nil, map[string]any{"workloadIdentity": map[string]any{"provider": huge}}, nil),
+		sveltosCluster("keys", nil, map[string]any{"tokenRequestRenewalOption": map[string]any{"kubeconfigKeyName": huge}}, nil),
+		secret("keys-sveltos-kubeconfig", map[string][]byte{huge + "1": kc, huge + "2": kubeconfigOf(t, "https://other.example", "tok")}),
+	}
+	found, err := Source{}.Children(context.Background(), hub(t, objs...), true)
+	if err != nil || len(found) != 4 {
+		t.Fatalf("Children: %d found, %v", len(found), err)
+	}
+	short := func(what, s string) {
+		t.Helper()
+		if n := utf8.RuneCountInString(s); n > MaxField+1 || !utf8.ValidString(s) {
+			t.Errorf("%s: %d characters (valid UTF-8 %v); want at most %d", what, n, utf8.ValidString(s), MaxField+1)
+		}
+	}
+	for _, f := range found {
+		r := OfChild(&f.Child)
+		for field, v := range map[string]string{"version": r.Version, "connectionStatus": r.ConnectionStatus, "env": r.Env,
+			"kubeconfigName": r.KubeconfigName, "key": r.Key, "workloadIdentity": r.WorkloadIdentity} {
+			short(f.Child.Name+" "+field, v)
+		}
+		_, err := f.Config(context.Background(), kubeconfig.Policy{})
+		if err == nil {
+			t.Errorf("%s: reached", f.Child.Name)
+			continue
+		}
+		// The error names at most a few bounded strings besides its own.
+		if n := utf8.RuneCountInString(err.Error()); n > 3*MaxField+1000 {
+			t.Errorf("%s: the error holds %d characters: %.300s…", f.Child.Name, n, err)
+		}
+	}
+	if r := OfChild(&byName(found)["key"].Child); r.Version == "" || r.ConnectionStatus == "" || r.Env == "" || r.Key == "" {
+		t.Errorf("key: %+v; want each field kept, cut", r)
 	}
 }
