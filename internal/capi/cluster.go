@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 management clusters are still common: reading falls back to it
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -183,16 +182,7 @@ func (r *readAhead) endpoint(child fleet.Child) string {
 	r.mu.Lock()
 	data := r.kubeconfigs[child.Namespace+"/"+child.KubeconfigSecret]
 	r.mu.Unlock()
-	kc, err := clientcmd.Load(data)
-	if err != nil || len(data) == 0 {
-		return ""
-	}
-	kctx := kc.Contexts[kc.CurrentContext]
-	if kctx == nil || kc.Clusters[kctx.Cluster] == nil {
-		return ""
-	}
-	c := kc.Clusters[kctx.Cluster]
-	return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
+	return reach.KubeconfigEndpoint(data)
 }
 
 // childKubeconfig is the child's kubeconfig from its Secret on the parent

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -302,19 +301,7 @@ func (r *reader) endpoint(hc *hostedCluster) string {
 	r.mu.Lock()
 	data := r.ahead[hc.Namespace+"/"+hc.Kubeconfig].data
 	r.mu.Unlock()
-	if len(data) == 0 {
-		return ""
-	}
-	kc, err := clientcmd.Load(data)
-	if err != nil {
-		return ""
-	}
-	kctx := kc.Contexts[kc.CurrentContext]
-	if kctx == nil || kc.Clusters[kctx.Cluster] == nil {
-		return ""
-	}
-	c := kc.Clusters[kctx.Cluster]
-	return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
+	return reach.KubeconfigEndpoint(data)
 }
 
 // kubeconfig is hc's admin kubeconfig, from the Secret its

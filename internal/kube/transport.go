@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -51,10 +52,19 @@ func (o *oneConnection) RoundTrip(req *http.Request) (*http.Response, error) {
 // WrappedRoundTripper lets client-go reach the transport below.
 func (o *oneConnection) WrappedRoundTripper() http.RoundTripper { return o.next }
 
+// shortLivedIdle is how long a short-lived connection's HTTP/2 connection
+// stays open idle before it closes itself. Conn.Close closes it at once if
+// it is idle then; but a request's stream is forgotten by the HTTP/2
+// transport a moment after its body is read, so a connection closed right
+// after its last request may not be idle yet, and nothing would close it
+// later: it would hold its transport until the process ends.
+const shortLivedIdle = 5 * time.Second
+
 // withoutHealthCheck is client-go's transport rt, copied with an HTTP/2
-// transport of its own that sends no health-check pings; rt as it is when it
-// is not an *http.Transport that speaks HTTP/2 (DISABLE_HTTP2, a plain-HTTP
-// server's, a caller's own).
+// transport of its own that sends no health-check pings and closes a
+// connection idle for shortLivedIdle; rt as it is when it is not an
+// *http.Transport that speaks HTTP/2 (DISABLE_HTTP2, a plain-HTTP server's,
+// a caller's own).
 //
 // client-go turns the health check on for every transport (a ping after
 // 30 s without a frame, HTTP2_READ_IDLE_TIMEOUT_SECONDS), which a connection
@@ -81,6 +91,7 @@ func withoutHealthCheck(rt http.RoundTripper) http.RoundTripper {
 		return rt
 	}
 	h2.ReadIdleTimeout = 0
+	h2.IdleConnTimeout = shortLivedIdle
 	return c
 }
 

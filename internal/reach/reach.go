@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,6 +107,27 @@ type Found struct {
 func EndpointOf(server string, ca []byte) string {
 	sum := sha256.Sum256(ca)
 	return strings.TrimSuffix(server, "/") + " " + hex.EncodeToString(sum[:8])
+}
+
+// KubeconfigEndpoint is the endpoint (EndpointOf) of the current
+// context of data, a kubeconfig a parent holds, read ahead; "" when it is
+// none or does not say. It is a guess at where the child is, before the
+// policy has checked the kubeconfig: only children of one parent that
+// lead to the same endpoint are merged by it.
+func KubeconfigEndpoint(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	kc, err := clientcmd.Load(data)
+	if err != nil {
+		return ""
+	}
+	kctx := kc.Contexts[kc.CurrentContext]
+	if kctx == nil || kc.Clusters[kctx.Cluster] == nil {
+		return ""
+	}
+	c := kc.Clusters[kctx.Cluster]
+	return EndpointOf(c.Server, c.CertificateAuthorityData)
 }
 
 // KubeconfigConfig is a Found.Config for a source whose parent holds a

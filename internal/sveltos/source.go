@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -193,16 +192,7 @@ func (r *readAhead) endpoint(o *object) string {
 	if err != nil {
 		return ""
 	}
-	kc, err := clientcmd.Load(data[key])
-	if err != nil {
-		return ""
-	}
-	kctx := kc.Contexts[kc.CurrentContext]
-	if kctx == nil || kc.Clusters[kctx.Cluster] == nil {
-		return ""
-	}
-	c := kc.Clusters[kctx.Cluster]
-	return reach.EndpointOf(c.Server, c.CertificateAuthorityData)
+	return reach.KubeconfigEndpoint(data[key])
 }
 
 // readKubeconfig is the kubeconfig of o's cluster, from its Secret on the
