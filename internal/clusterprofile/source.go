@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
@@ -438,16 +438,7 @@ func decodeCluster(v any) (*clientcmdv1.Cluster, string) {
 
 // cut is s, cut at MaxPropertyValue bytes: what a node shows of a string
 // a profile gives.
-func cut(s string) string {
-	if len(s) <= MaxPropertyValue {
-		return s
-	}
-	i := MaxPropertyValue
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+func cut(s string) string { return escape.Truncate(s, MaxPropertyValue) }
 
 // quoted are names, escaped and cut, joined for an error: the first 8,
 // and how many more.

@@ -22,6 +22,19 @@ func String(s string) string {
 	return escape(s, false)
 }
 
+// Truncate is s cut to at most n bytes, at a character's boundary, with an
+// ellipsis when cut: how much of a string a cluster wrote is kept.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
 // Lines is String for text of several lines: newlines are kept, every
 // other control character is escaped.
 func Lines(s string) string {

@@ -72,3 +72,15 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestTruncate(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{{"short", 10, "short"}, {"abcdef", 3, "abc…"}, {"aé", 2, "a…"}, {strings.Repeat("x", 300), 256, strings.Repeat("x", 256) + "…"}} {
+		if got := Truncate(tt.s, tt.n); got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q; want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

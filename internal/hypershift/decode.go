@@ -5,10 +5,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 )
 
 // Bounds on what a HostedCluster may make the source keep: a hostile or
@@ -65,13 +66,13 @@ func decode(u *unstructured.Unstructured) hostedCluster {
 	hc := hostedCluster{Namespace: u.GetNamespace(), Name: u.GetName(), Labels: u.GetLabels()}
 	d := &decoder{}
 	obj := u.Object
-	hc.InfraID = Bound(d.str(obj, "spec.infraID"), MaxField)
-	hc.Platform = Bound(d.str(obj, "spec.platform.type"), MaxField)
+	hc.InfraID = escape.Truncate(d.str(obj, "spec.infraID"), MaxField)
+	hc.Platform = escape.Truncate(d.str(obj, "spec.platform.type"), MaxField)
 	if v := d.get(obj, "spec.pausedUntil"); v != nil {
 		if s, ok := v.(string); ok {
 			// A longer value pauses nothing, whole (for HyperShift) or
 			// cut (PausedAt): neither is a boolean or a time.
-			s = Bound(s, MaxField)
+			s = escape.Truncate(s, MaxField)
 			hc.PausedUntil = &s
 		} else {
 			d.bad("spec.pausedUntil")
@@ -103,9 +104,9 @@ func decode(u *unstructured.Unstructured) hostedCluster {
 			d.bad("status.conditions[" + strconv.Itoa(i) + "]")
 			continue
 		}
-		*dst = condition{Status: Bound(status, MaxField), Message: Bound(message, MaxMessage)}
+		*dst = condition{Status: escape.Truncate(status, MaxField), Message: escape.Truncate(message, MaxMessage)}
 	}
-	hc.Desired = Bound(d.str(obj, "status.version.desired.version"), MaxField)
+	hc.Desired = escape.Truncate(d.str(obj, "status.version.desired.version"), MaxField)
 	for i, e := range d.list(obj, "status.version.history") {
 		m, ok := e.(map[string]any)
 		state, ok1 := m["state"].(string)
@@ -115,14 +116,14 @@ func decode(u *unstructured.Unstructured) hostedCluster {
 			d.bad("status.version.history[" + strconv.Itoa(i) + "]")
 			continue
 		}
-		state, version = Bound(state, MaxField), Bound(version, MaxField)
+		state, version = escape.Truncate(state, MaxField), escape.Truncate(version, MaxField)
 		if state == StateCompleted && hc.Version == "" {
 			hc.Version = version
 		}
 		if len(hc.History) < MaxHistory {
 			up := Update{Version: version, State: state}
 			if version == "" {
-				up.Image = Bound(image, MaxField) // what the entry names: HyperShift writes the image first
+				up.Image = escape.Truncate(image, MaxField) // what the entry names: HyperShift writes the image first
 			}
 			hc.History = append(hc.History, up)
 		}
@@ -200,19 +201,6 @@ func (d *decoder) list(obj map[string]any, path string) []any {
 		d.bad(path)
 	}
 	return l
-}
-
-// Bound is s cut to at most n bytes, at a character's boundary, with an
-// ellipsis when cut.
-func Bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // PausedAt reports whether spec.pausedUntil pauses a HostedCluster's

@@ -3,7 +3,6 @@ package hypershift
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -190,18 +189,6 @@ func TestUnread(t *testing.T) {
 	h := &Hosted{Unreadable: []string{"status.conditions", "spec.infraID"}}
 	if got, want := h.Unread(), "hypershift: left out, not in HyperShift's shape: the HostedCluster's status.conditions, spec.infraID"; got != want {
 		t.Errorf("Unread %q; want %q", got, want)
-	}
-}
-
-func TestBound(t *testing.T) {
-	for _, tt := range []struct {
-		s    string
-		n    int
-		want string
-	}{{"short", 10, "short"}, {"abcdef", 3, "abc…"}, {"aé", 2, "a…"}, {strings.Repeat("x", 300), MaxMessage, strings.Repeat("x", MaxMessage) + "…"}} {
-		if got := Bound(tt.s, tt.n); got != tt.want {
-			t.Errorf("Bound(%q, %d) = %q; want %q", tt.s, tt.n, got, tt.want)
-		}
 	}
 }
 

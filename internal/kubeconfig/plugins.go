@@ -104,14 +104,9 @@ func (p Plugins) allow(command, server string) (Decision, string) {
 	// A tie holds against every other allowance: once an entry ties the
 	// plugin to servers, it runs for those servers alone, whatever
 	// --allow-exec, another entry or kuberc say.
-	var tiedTo []Allowed
-	for _, a := range p.Allowed {
-		if len(a.Servers) > 0 && p.resolves(a.Command, resolved) {
-			if matchHost(a.Servers, host) {
-				return Decision{Path: resolved, By: a.From}, ""
-			}
-			tiedTo = append(tiedTo, a)
-		}
+	match, tiedTo := p.tied(resolved, host)
+	if match != nil {
+		return Decision{Path: resolved, By: match.From}, ""
 	}
 	if len(tiedTo) > 0 {
 		return Decision{}, fmt.Sprintf("is an exec credential plugin (%s) that %s allows only for servers %s; this kubeconfig's server is %s: add it to that entry's servers if you trust it", quoted, tiedTo[0].From, strings.Join(tiedTo[0].Servers, ", "), host)
@@ -129,6 +124,21 @@ func (p Plugins) allow(command, server string) (Decision, string) {
 		}
 	}
 	return Decision{}, fmt.Sprintf("is an exec credential plugin (%s); running a command named by a Secret is refused unless you allow it: %s", quoted, p.hint(command))
+}
+
+// tied is the entry that ties the plugin resolved to host's servers, or,
+// when none does, the entries that tie it to other servers.
+func (p Plugins) tied(resolved, host string) (*Allowed, []Allowed) {
+	var tiedTo []Allowed
+	for _, a := range p.Allowed {
+		if len(a.Servers) > 0 && p.resolves(a.Command, resolved) {
+			if matchHost(a.Servers, host) {
+				return &a, nil
+			}
+			tiedTo = append(tiedTo, a)
+		}
+	}
+	return nil, tiedTo
 }
 
 // named reports whether an entry names command (unresolved): it is
@@ -251,17 +261,7 @@ func (p Plugins) allowOwn(command, from, server string) (Decision, string) {
 		return Decision{}, "is not found on your PATH: install it or give its path"
 	}
 	host := ServerHost(server)
-	var tiedTo []Allowed
-	for _, a := range p.Allowed {
-		if len(a.Servers) > 0 && p.resolves(a.Command, resolved) {
-			if matchHost(a.Servers, host) {
-				tiedTo = nil
-				break
-			}
-			tiedTo = append(tiedTo, a)
-		}
-	}
-	if len(tiedTo) > 0 {
+	if match, tiedTo := p.tied(resolved, host); match == nil && len(tiedTo) > 0 {
 		return Decision{}, fmt.Sprintf("is tied by %s to servers %s; this server is %s: add it to that entry's servers if you trust it", tiedTo[0].From, strings.Join(tiedTo[0].Servers, ", "), host)
 	}
 	if p.Kuberc.PolicyType != clientcmdapi.PluginPolicyAllowlist {

@@ -216,24 +216,28 @@ func (p Policy) fromConfig(src Source, cfg *clientcmdapi.Config) (*rest.Config, 
 		Password:    user.Password,
 	}
 	if user.Exec != nil {
-		exec := *user.Exec
-		// The command that runs is the one the policy resolved and
-		// allowed, and client-go checks it again (its PluginPolicy, as
-		// kubectl sets it from kuberc). The plugin never gets a terminal.
-		exec.Command = decision.Path
-		exec.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: decision.Path}}}
-		exec.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
-		exec.StdinUnavailable = true
-		// The install hint is the Secret's text, which client-go would
-		// print as it is.
-		exec.InstallHint = ""
+		exec := pinned(*user.Exec, decision.Path)
 		exec.Config = nil
-		out.ExecProvider = &exec
+		out.ExecProvider = exec
 		if p.OnExec != nil {
 			p.OnExec(src, user.Exec.Command, decision)
 		}
 	}
 	return out, nil
+}
+
+// pinned is exec made to run path alone, the command the policy resolved
+// and allowed, which client-go checks again (its PluginPolicy, as kubectl
+// sets it from kuberc); the plugin never gets a terminal, and the install
+// hint, text of whoever wrote the kubeconfig, which client-go would print
+// as it is, is dropped.
+func pinned(exec clientcmdapi.ExecConfig, path string) *clientcmdapi.ExecConfig {
+	exec.Command = path
+	exec.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: path}}}
+	exec.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
+	exec.StdinUnavailable = true
+	exec.InstallHint = ""
+	return &exec
 }
 
 func currentContext(src Source, cfg *clientcmdapi.Config) (string, *clientcmdapi.Context, error) {
@@ -394,19 +398,14 @@ func (p Policy) RESTConfigWithPlugin(src Source, cluster *clientcmdapi.Cluster, 
 		// src names from (the access provider of a provider file).
 		return nil, fmt.Errorf("%s: the exec credential plugin %q %s: %w", src, exec.Command, why, ErrRefused)
 	}
-	plugin := *exec
-	plugin.Command = d.Path
-	plugin.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: d.Path}}}
-	plugin.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
-	plugin.StdinUnavailable = true
-	plugin.InstallHint = ""
+	plugin := pinned(*exec, d.Path)
 	out := &rest.Config{
 		Host: cluster.Server,
 		TLSClientConfig: rest.TLSClientConfig{
 			ServerName: cluster.TLSServerName,
 			CAData:     cluster.CertificateAuthorityData,
 		},
-		ExecProvider: &plugin,
+		ExecProvider: plugin,
 	}
 	if p.OnExec != nil {
 		p.OnExec(src, exec.Command, d)
