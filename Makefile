@@ -1,6 +1,7 @@
 # kubectl fleet. `make demo` runs the plugin on the sandbox fleet; `make test`
 # runs every test. Both build what they need first: etcd from Debian,
-# kube-apiserver and golangci-lint from the Go module proxy, cached in bin/.
+# kube-apiserver and golangci-lint from the Go module proxy, the MCP clients
+# from npm, cached in bin/.
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := build
@@ -91,7 +92,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 	hack/demo.sh
 
 .PHONY: test
-test: lint sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins tmux inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
+test: lint sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients tmux inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
 	go test -count=1 -timeout 30m ./...
 	@echo "benchmarks, once each, as tests that they still run (numbers: make bench)"
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./internal/fleet ./internal/render ./internal/execguard
@@ -159,7 +160,7 @@ bench-10k: sandbox-bins ## The walk of 10,000 tenants (one apiserver per level, 
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
 
 .PHONY: test-stress
-test-stress: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins inotify tmux ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).
+test-stress: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients inotify tmux ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).
 	hack/stress.sh
 
 .PHONY: test-short
@@ -167,7 +168,7 @@ test-short: ## Unit tests only: no apiserver.
 	go test -short ./...
 
 .PHONY: update-golden
-update-golden: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins tmux ## Rewrite the golden files from the current output.
+update-golden: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients tmux ## Rewrite the golden files from the current output.
 	go test -count=1 ./... -update
 
 .PHONY: sandbox-bins
@@ -276,6 +277,33 @@ $(BIN)/flux: $(FLUX_CLI_TOOL)
 	$@ version --client | grep -qx 'flux: $(FLUX_CLI_VERSION)'
 $(BIN)/validate-flux-plugin: $(FLUX_CLI_TOOL)
 	GOFLAGS='$(strip $(GOFLAGS)) -e' hack/tool.sh validate-flux-plugin hack/tools/flux-cli ./validate-flux-plugin
+
+.PHONY: mcp-clients
+mcp-clients: $(BIN)/mcp-clients ## Install the MCP Inspector CLI and the MCP conformance suite from npm, for kubectl fleet mcp's tests.
+
+# MCP clients no one here wrote, which kubectl fleet mcp's tests run: the
+# MCP Inspector's CLI and the official conformance suite, pinned with all
+# their dependencies by hack/tools/mcp-clients/package-lock.json. npm ci
+# installs the lock, without install scripts, once per lock and Node
+# version into TOOLS_CACHE (hack/tool.sh's), and bin/mcp-clients links the
+# install, as the Go tools are linked. Node 20 or newer, with npm: from
+# Debian where npm is missing (bookworm's nodejs is 18, untried: a warning
+# says so).
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-fleet/tools
+MCP_CLIENTS := hack/tools/mcp-clients/package.json hack/tools/mcp-clients/package-lock.json
+$(BIN)/mcp-clients: $(MCP_CLIENTS)
+	@$(call debian,npm,nodejs npm)
+	@node -e 'process.exit(process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || \
+		echo "warning: the MCP clients are built for Node 20, and node is $$(node --version): TestMCPInspector and TestMCPConformance may fail" >&2
+	@key=$$({ cat $(MCP_CLIENTS); node --version; } | sha256sum | cut -c1-16); cached="$(TOOLS_CACHE)/mcp-clients-$$key"; \
+	if [ ! -d "$$cached" ]; then \
+		echo "installing the MCP clients (hack/tools/mcp-clients) from npm, cached as $$cached"; \
+		mkdir -p "$(TOOLS_CACHE)"; tmp=$$(mktemp -d "$(TOOLS_CACHE)/.mcp-clients.XXXXXX"); \
+		cp $(MCP_CLIENTS) "$$tmp/"; \
+		(cd "$$tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) || { rm -rf "$$tmp"; exit 1; }; \
+		mv -T "$$tmp" "$$cached" 2>/dev/null || rm -rf "$$tmp"; \
+	fi; \
+	mkdir -p $(BIN); ln -sfn "$$cached" $@
 
 .PHONY: dist
 dist: ## Release archives for every platform, checksums and the krew manifests: make dist VERSION=vX.Y.Z

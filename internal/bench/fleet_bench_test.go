@@ -37,7 +37,7 @@ const (
 	envOut = "FLEET_BENCH_OUT"
 	// envCommands, when set, lists the commands to run, by their
 	// benchmark names: one-path, tree, list, reconcile-dry-run, drift,
-	// kubectl-loop (by default all of them).
+	// mcp-tree, kubectl-loop (by default all of them).
 	envCommands = "FLEET_BENCH_COMMANDS"
 	// envBase names a checkout of another commit (a git worktree), whose
 	// plugin is built and run beside this one's: each command on each
@@ -45,7 +45,8 @@ const (
 	// (budgets such as "within 5 % of the commit before" are measured so,
 	// on one fleet at one time, as the machine's speed drifts).
 	envBase = "FLEET_BENCH_BASE"
-	// envPairs is how many pairs of runs envBase makes (default 3).
+	// envPairs is how many pairs of runs envBase makes, and mcp-tree
+	// (its MCP session and tree -o json in turn); default 3.
 	envPairs = "FLEET_BENCH_PAIRS"
 	// envPairedOut is the file the paired table is written to.
 	envPairedOut = "FLEET_BENCH_PAIRED_OUT"
@@ -177,6 +178,10 @@ type row struct {
 	noRatioToOnePath  bool
 	// noRatioToLoop: the one-path walk reads 3 clusters, the loop all.
 	noRatioToLoop bool
+	// noRequests: the command wrote no request log.
+	noRequests bool
+	// cells, when set, are the row's cells after the command, as they are.
+	cells []string
 }
 
 func rowOf(tenants int, command string, r run, clusters int, path, loop time.Duration) row {
@@ -199,21 +204,21 @@ func BenchmarkFleet(b *testing.B) {
 			b.Fatalf("%s=%q: give a number of tenants", envLoop, s)
 		}
 	}
-	s := setup{want: benchCommands(b), pairs: 1}
+	s := setup{want: benchCommands(b), pairs: 1, mcpPairs: 3}
 	root, err := sandbox.CheckoutRoot()
 	if err != nil {
 		b.Fatal(err)
+	}
+	if v := os.Getenv(envPairs); v != "" {
+		if s.mcpPairs, err = strconv.Atoi(v); err != nil || s.mcpPairs < 1 {
+			b.Fatalf("%s=%q: give a number of pairs", envPairs, v)
+		}
 	}
 	s.head = buildPluginAt(b, root)
 	if dir := os.Getenv(envBase); dir != "" {
 		s.base = buildPluginAt(b, dir)
 		s.baseName = commitOf(b, dir)
-		s.pairs = 3
-		if v := os.Getenv(envPairs); v != "" {
-			if s.pairs, err = strconv.Atoi(v); err != nil || s.pairs < 1 {
-				b.Fatalf("%s=%q: give a number of pairs", envPairs, v)
-			}
-		}
+		s.pairs = s.mcpPairs
 	}
 	if s.want["kubectl-loop"] {
 		if s.kubectl, err = exec.LookPath("kubectl"); err != nil {
@@ -240,9 +245,10 @@ type setup struct {
 	// head is this checkout's plugin; base, when set, the plugin of
 	// FLEET_BENCH_BASE, of commit baseName.
 	head, base, baseName string
-	// pairs is how many times each command runs (with base, by each).
-	pairs   int
-	kubectl string
+	// pairs is how many times each command runs (with base, by each);
+	// mcpPairs how many times mcp-tree and tree -o json run in turn.
+	pairs, mcpPairs int
+	kubectl         string
 	// want are the commands to run, by benchmark name.
 	want map[string]bool
 }
@@ -250,7 +256,7 @@ type setup struct {
 // benchCommands are the commands of FLEET_BENCH_COMMANDS, by default all.
 func benchCommands(b *testing.B) map[string]bool {
 	b.Helper()
-	all := []string{"one-path", "tree", "list", "reconcile-dry-run", "drift", "kubectl-loop"}
+	all := []string{"one-path", "tree", "list", "reconcile-dry-run", "drift", "mcp-tree", "kubectl-loop"}
 	want := map[string]bool{}
 	v := os.Getenv(envCommands)
 	if v == "" {
@@ -388,6 +394,12 @@ func benchSize(b *testing.B, s setup, tenants, loopTenants int, concurrency bool
 	if got := strings.Count(string(list.stdout), "\n"); withList && got != clusters+1 {
 		b.Errorf("list printed %d lines, want %d clusters and the header", got, clusters+1)
 	}
+	// The MCP server's fleet_tree against tree -o json, in turn, by this
+	// plugin (the base's may have no mcp).
+	var mcpM mcpMeasured
+	if s.want["mcp-tree"] {
+		mcpM = measureMCP(b, s.head, f.Kubeconfig, clusters, s.mcpPairs)
+	}
 
 	var loop time.Duration
 	if s.want["kubectl-loop"] {
@@ -423,6 +435,9 @@ func benchSize(b *testing.B, s setup, tenants, loopTenants int, concurrency bool
 		if c.ok {
 			add(c.name, c.r, clusters)
 		}
+	}
+	if s.want["mcp-tree"] {
+		rows = append(rows, mcpRows(tenants, clusters, mcpM, path.wall, loop, withPath)...)
 	}
 	if loop > 0 {
 		rows = append(rows, row{tenants: tenants, command: fmt.Sprintf("serial kubectl loop (timed over %d tenants, warm caches)", loopTenants), wall: loop,
@@ -601,6 +616,13 @@ func table(rows []row) string {
 		cmd := r.command
 		if r.note != "" {
 			cmd += " (" + r.note + ")"
+		}
+		if r.cells != nil {
+			fmt.Fprintf(&s, "| %d | %s | %s |\n", r.tenants, cmd, strings.Join(r.cells, " | "))
+			continue
+		}
+		if r.noRequests {
+			req = "—"
 		}
 		vsLoop := fmt.Sprintf("%.0f×", r.vsLoopX)
 		if r.noRatioToLoop {

@@ -95,6 +95,9 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	opts = o.withProviders(opts)
 	opts.Progress = &fleet.Progress{}
 	p := opts.Progress
+	if o.deps.Progress != nil {
+		o.deps.Progress(p)
+	}
 	stop := o.showProgress(func() string {
 		return fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors …", p.Read.Load(), p.Found.Load(), p.Failed.Load())
 	})
@@ -102,6 +105,9 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	stop()
 	if err != nil {
 		return nil, err
+	}
+	if o.deps.Walked != nil {
+		o.deps.Walked(res)
 	}
 	if res.Root.Error != "" {
 		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)

@@ -158,7 +158,7 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 		return &ExitError{Code: ExitDiffError, Err: fmt.Errorf("diff interrupted: %w", err)}
 	}
 	report := fluxdiff.NewReport(diffs, unreadable)
-	err = printAs(o.Out, o.Output, report, func() error {
+	err = o.printAs(o.Output, report, func() error {
 		return render.Diff(o.Out, report, render.DiffOptions{Color: o.useColor(o.Out)})
 	})
 	if err != nil {

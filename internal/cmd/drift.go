@@ -207,7 +207,7 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	}
 	now := o.now()
 	report := drift.NewReport(nodes, o.options(now))
-	err = printAs(o.Out, o.Output, report, func() error {
+	err = o.printAs(o.Output, report, func() error {
 		return render.DriftTable(o.Out, report, render.DriftOptions{Color: o.useColor(o.Out), Now: now})
 	})
 	if err != nil {

@@ -164,10 +164,8 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		return o.watchView(ctx, o.RootOptions, res, opts, o.Output, o.selected())
 	}
 	switch o.Output {
-	case outputJSON:
-		err = render.JSON(o.Out, render.ListOf(rows))
-	case outputYAML:
-		err = render.YAML(o.Out, render.ListOf(rows))
+	case outputJSON, outputYAML:
+		err = o.printAs(o.Output, render.ListOf(rows), nil)
 	case outputName:
 		err = render.Names(o.Out, rows)
 	default:

@@ -17,7 +17,14 @@ import (
 // such bodies are replaced before they are written. Everything else logs as
 // klog would.
 func withRedactingLogger(ctx context.Context) context.Context {
-	return klog.NewContext(ctx, logr.New(&redactingSink{sink: klog.Background().GetSink()}))
+	return klog.NewContext(ctx, redactingLogger())
+}
+
+// redactingLogger is the logger withRedactingLogger puts into a context.
+// Making one initialises klog's shared sink: a server makes it once, not
+// once per call.
+func redactingLogger() logr.Logger {
+	return logr.New(&redactingSink{sink: klog.Background().GetSink()})
 }
 
 // redactingSink forwards to klog's sink, redacting HTTP bodies that hold a

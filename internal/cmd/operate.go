@@ -328,7 +328,7 @@ func (o *OperationOptions) print(r *ops.Report) error {
 			printLine(o.ErrOut, "%s: %s %s/%s: warning: %s", fleet.DisplayPath(res.Cluster), res.Kind, res.Namespace, res.Name, res.Warning)
 		}
 	}
-	return printAs(o.Out, o.Output, r, func() error {
+	return o.printAs(o.Output, r, func() error {
 		return render.ActionTable(o.Out, r, render.ActionOptions{Color: o.useColor(o.Out)})
 	})
 }

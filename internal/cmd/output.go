@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -21,13 +20,18 @@ func validateOutput(output string) error {
 }
 
 // printAs writes v as JSON or YAML when output asks for it, and otherwise
-// draws the command's own view.
-func printAs(w io.Writer, output string, v any, view func() error) error {
+// draws the command's own view. A caller that takes the document itself
+// (Deps.Document: the MCP server's tools) gets v, and nothing is printed.
+func (o *RootOptions) printAs(output string, v any, view func() error) error {
+	if o.deps.Document != nil {
+		o.deps.Document(v)
+		return nil
+	}
 	switch output {
 	case outputJSON:
-		return render.JSON(w, v)
+		return render.JSON(o.Out, v)
 	case outputYAML:
-		return render.YAML(w, v)
+		return render.YAML(o.Out, v)
 	}
 	return view()
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -23,9 +24,11 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
 // Flag names shared by several commands.
@@ -84,6 +87,18 @@ type Deps struct {
 	// Dial, when set, reaches every cluster instead of the network
 	// (kube.Options.Dial).
 	Dial func(cfg *rest.Config) (*kube.Dialled, error)
+	// Document, when set, takes the document a command prints with -o
+	// json (the tree's root node, the list, the report) instead of
+	// printing it: the MCP server's tools run the commands for it.
+	Document func(v any)
+	// Progress, when set, is handed the counters of each walk as it starts.
+	Progress func(p *fleet.Progress)
+	// Walked, when set, is handed each walk's result once it is read: the
+	// MCP server closes the connections a command kept, after the call.
+	Walked func(res *fleet.Result[*reach.Cluster])
+	// MCPTransport, when set, is what `mcp` serves on instead of stdio or
+	// HTTP: the tests' in-memory client.
+	MCPTransport mcp.Transport
 }
 
 // NewCmdRoot builds the kubectl fleet command tree, reaching clusters
@@ -152,6 +167,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 		NewCmdReconcile(o),
 		NewCmdSuspend(o),
 		NewCmdResume(o),
+		NewCmdMCP(o),
 		NewCmdVersion(o),
 		NewCmdCompletion(o),
 	)

@@ -168,7 +168,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if o.Watch {
 		return o.watchView(ctx, o.RootOptions, res, opts, o.Output, nil)
 	}
-	err = printAs(o.Out, o.Output, node, func() error {
+	err = o.printAs(o.Output, node, func() error {
 		return render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out), Drift: o.Drift, Git: o.Git != "", Columns: o.Providers.Columns(), Edges: o.Providers.EdgeKinds()})
 	})
 	if err != nil {

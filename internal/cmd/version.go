@@ -24,7 +24,7 @@ func NewCmdVersion(root *RootOptions) *cobra.Command {
 				return err
 			}
 			info := version.Get()
-			return printAs(root.Out, output, info, func() error {
+			return root.printAs(output, info, func() error {
 				// The binary's name: kubectl-fleet, or flux-fleet as flux's plugin.
 				_, err := fmt.Fprintf(root.Out, "%s %s (commit %s, built %s, %s)\n", cmd.Root().Name(), info.Version, info.Commit, info.BuildDate, info.GoVersion)
 				return err

@@ -113,6 +113,7 @@ type Server struct {
 	leak     *httptest.Server
 	leaked   atomic.Int64
 	requests atomic.Int64
+	writes   atomic.Int64
 	watches  atomic.Int64
 	streamed atomic.Int64
 	uid      atomic.Int64
@@ -175,6 +176,9 @@ func (s *Server) Streamed() int64 { return s.streamed.Load() }
 
 // Requests counts the requests the server received.
 func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Writes counts the requests it received that were not reads (GET).
+func (s *Server) Writes() int64 { return s.writes.Load() }
 
 // Close stops the server and releases every request it holds.
 func (s *Server) Close() {
@@ -239,6 +243,9 @@ func KubeconfigFor(name, server string, ca []byte, token string) []byte {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
+	if r.Method != http.MethodGet {
+		s.writes.Add(1)
+	}
 	switch s.Behaviour {
 	case HangAfterTLS:
 		select {

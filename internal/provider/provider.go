@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -149,6 +150,19 @@ type Prober interface {
 	Probes() []fleet.Probe[*reach.Cluster]
 }
 
+// Controller is a controller of an integration whose logs fleet_logs
+// reads: the pods in Namespace that Selector (a label selector) matches.
+type Controller struct {
+	Name, Namespace, Selector string
+}
+
+// Logger is a provider whose controllers run on the clusters it reads
+// (Flux's, Argo CD's, Cluster API's), where their logs may be read.
+type Logger interface {
+	Provider
+	Controllers() []Controller
+}
+
 // Configurable is a provider with flags of its own, shared by every
 // command; Validate checks their values, one error per bad flag.
 type Configurable interface {
@@ -243,6 +257,13 @@ func (s Set) Sources() []reach.Source {
 // Probes are every prober's probes, in order.
 func (s Set) Probes() []fleet.Probe[*reach.Cluster] {
 	return gather(s, func(p Prober) []fleet.Probe[*reach.Cluster] { return p.Probes() })
+}
+
+// Controllers are every logger's controllers, sorted by name.
+func (s Set) Controllers() []Controller {
+	out := gather(s, func(p Logger) []Controller { return p.Controllers() })
+	slices.SortStableFunc(out, func(a, b Controller) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // AddFlags adds every configurable provider's flags to fs.
