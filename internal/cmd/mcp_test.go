@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -268,6 +269,7 @@ func TestMCPReadTools(t *testing.T) {
 		if !slices.Equal(got, all) {
 			t.Errorf("pages of 2 gave %v, the CLI %v", got, all)
 		}
+		mcpGolden(t, "mcp/list-demo-fields", callRaw(t, s, "fleet_list", map[string]any{"fields": []string{"version", "liveVersion", "credential"}, "paths": []string{"aws"}}).StructuredContent)
 		if res := callRaw(t, s, "fleet_list", map[string]any{"cursor": "not a cursor"}); !res.IsError || !strings.Contains(textOfResult(res), "nextCursor") {
 			t.Errorf("a bad cursor: %s", textOfResult(res))
 		}
@@ -278,6 +280,7 @@ func TestMCPReadTools(t *testing.T) {
 			Description map[string]any
 			Incomplete  bool
 		}](t, s, "fleet_describe", map[string]any{"path": "aws"})
+		mcpGolden(t, "mcp/describe-aws", d)
 		cli := decode[map[string]any](t, onFleet(t, f, "describe", "aws", "-o", "json"))
 		if !reflectKeys(d.Description, *cli) || d.Incomplete {
 			t.Errorf("fleet_describe aws has keys %v (incomplete %t), describe -o json %v", keysOf(d.Description), d.Incomplete, keysOf(*cli))
@@ -289,6 +292,7 @@ func TestMCPReadTools(t *testing.T) {
 			Report map[string]any
 			Total  int
 		}](t, s, "fleet_drift", map[string]any{"limit": 500})
+		mcpGolden(t, "mcp/drift-demo", d)
 		cli := decode[struct{ Findings []any }](t, onFleet(t, f, "drift", "-o", "json"))
 		if d.Total != len(cli.Findings) {
 			t.Errorf("fleet_drift: %d findings, drift -o json %d", d.Total, len(cli.Findings))
@@ -324,10 +328,13 @@ func TestMCPReadTools(t *testing.T) {
 				t.Fatalf("fleet_get returned a kubeconfig Secret's credential")
 			}
 		}
-		ks := call[struct{ Items []map[string]any }](t, s, "fleet_get", map[string]any{"path": "aws", "resource": "ks", "namespace": "flux-system"})
-		if len(ks.Items) == 0 {
+		ks := callRaw(t, s, "fleet_get", map[string]any{"path": "aws", "resource": "ks", "namespace": "flux-system"})
+		if len(structured[struct{ Items []map[string]any }](t, "fleet_get", ks).Items) == 0 {
 			t.Errorf("fleet_get ks on aws: none")
 		}
+		mcpGolden(t, "mcp/get-aws-ks", scrubObjects(ks.StructuredContent))
+		one := callRaw(t, s, "fleet_get", map[string]any{"path": "", "resource": "secret", "namespace": "masters", "name": "aws-kubeconfig"})
+		mcpGolden(t, "mcp/get-secret", scrubObjects(one.StructuredContent))
 	})
 
 	t.Run("events", func(t *testing.T) {
@@ -348,6 +355,7 @@ func TestMCPReadTools(t *testing.T) {
 		if len(got.Events) != 1 || got.Events[0].Message != "seen by the MCP test" {
 			t.Errorf("fleet_events: %+v", got)
 		}
+		mcpGolden(t, "mcp/events", got)
 	})
 
 	t.Run("logs", func(t *testing.T) {
@@ -395,6 +403,15 @@ func TestMCPHubFleet(t *testing.T) {
 		t.Errorf("fleet_tree of the hub fleet: %v, the CLI's %v", got, want)
 	}
 	mcpGolden(t, "mcp/tree-hub", res.StructuredContent)
+	// An Argo CD cluster, an OCM one that cannot be reached, one that is
+	// both and CAPI's.
+	for _, path := range []string{"edge-1", "lost", "aws"} {
+		d := callRaw(t, s, "fleet_describe", map[string]any{"path": path, "timeout": "5s"})
+		structured[struct{ Description map[string]any }](t, "fleet_describe", d)
+		mcpGolden(t, "mcp/describe-hub-"+path, d.StructuredContent)
+	}
+	drift := callRaw(t, s, "fleet_drift", map[string]any{"limit": 500})
+	mcpGolden(t, "mcp/drift-hub", drift.StructuredContent)
 }
 
 // Writes exist with --allow-write alone, need a reason, and are recorded
@@ -684,4 +701,54 @@ func establishedTCP(t *testing.T, pid int) int {
 		}
 	}
 	return n
+}
+
+// scrubObjects blanks what the apiserver makes up for each object (uid,
+// resourceVersion, creation time): a golden file of objects holds what
+// the fleet declared.
+func scrubObjects(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			switch k {
+			case "uid", "resourceVersion", "creationTimestamp", "generation":
+				v[k] = "SCRUBBED"
+			default:
+				v[k] = scrubObjects(e)
+			}
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = scrubObjects(e)
+		}
+	}
+	return v
+}
+
+// fleet_diff diffs against the checkout the server was started with, and
+// no other: a call names no directory.
+func TestMCPDiff(t *testing.T) {
+	needFleets(t)
+	dir := diffCheckout(t)
+	f := diffFleet.get(t)
+	s, _ := mcpStdio(t, nil, "--kubeconfig", f.Kubeconfig, "mcp", "--git", dir)
+	res := callRaw(t, s, "fleet_diff", map[string]any{"paths": []string{"aws"}})
+	got := structured[struct {
+		Report map[string]any
+		Total  int
+	}](t, "fleet_diff", res)
+	cli := diffReport(t, onFleet(t, f, "diff", "aws", "--git", dir, "-o", "json"))
+	data, _ := json.Marshal(cli.Summary)
+	var want map[string]any
+	_ = json.Unmarshal(data, &want)
+	if got.Total != len(cli.Clusters) || !reflect.DeepEqual(got.Report["summary"], want) {
+		t.Errorf("fleet_diff: %d clusters, summary %v; diff -o json: %d, %v", got.Total, got.Report["summary"], len(cli.Clusters), want)
+	}
+	data, _ = json.Marshal(res.StructuredContent)
+	var clean any
+	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(data), dir, "CHECKOUT")), &clean)
+	mcpGolden(t, "mcp/diff-clean", clean)
+	if res := callRaw(t, s, "fleet_diff", map[string]any{"paths": []string{"aws"}, "git": "/etc"}); !res.IsError {
+		t.Error("fleet_diff took a directory from the call")
+	}
 }
