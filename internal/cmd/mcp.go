@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -55,11 +54,18 @@ type MCPOptions struct {
 	// every call's command gets: the same kubeconfig, context, credential
 	// policy and fleet config as the CLI's.
 	rootArgs []string
+	// Call, in a call process (mcp_call.go), is the tool it runs, for the
+	// client Client; local are the tools by name, as the process runs them.
+	Call, Client string
+	local        map[string]localTool
 	// logger is the redacting logger of every call's requests.
 	logger logr.Logger
-	// calls counts the calls in flight: when the last ends, the heap is
-	// given back to the system (an idle server stays small).
+	// calls counts the calls in flight: when the last ends, memory is
+	// given back to the system (idleSoon).
 	calls atomic.Int64
+	// started counts the calls begun and the idle periods: a release of
+	// memory scheduled before the last of them is not made.
+	started atomic.Int64
 }
 
 // NewCmdMCP builds `kubectl fleet mcp`.
@@ -123,6 +129,10 @@ func NewCmdMCP(root *RootOptions) *cobra.Command {
 	f.BoolVar(&o.AllowWrite, flagAllowWrite, false, "Offer fleet_reconcile, fleet_suspend and fleet_resume too")
 	f.StringVar(&o.Git, flagGit, "", "A local checkout of the fleet repository, which fleet_diff compares clusters with")
 	f.DurationVar(&o.CallTimeout, flagCallTimeout, o.CallTimeout, "Time allowed for one tool call")
+	f.StringVar(&o.Call, flagCall, "", "Run one tool call, its arguments on stdin (the server runs each call so)")
+	f.StringVar(&o.Client, flagClient, "", "With --call: the name of the client that made it")
+	_ = f.MarkHidden(flagCall)
+	_ = f.MarkHidden(flagClient)
 	completeValues(cmd, flagTransport, mcpserve.TransportStdio, mcpserve.TransportHTTP)
 	_ = cmd.MarkFlagDirname(flagGit)
 	return cmd
@@ -182,7 +192,13 @@ func (o *MCPOptions) Run(ctx context.Context) error {
 		Instructions: mcpInstructions,
 	})
 	o.logger = redactingLogger()
+	if o.Call != "" {
+		return o.runCall(ctx)
+	}
 	o.addTools(server)
+	// Start-up touched what it needed of the binary: an idle server keeps
+	// none of it.
+	o.idleSoon()
 	if o.deps.MCPTransport != nil {
 		return server.Run(ctx, o.deps.MCPTransport)
 	}
@@ -267,6 +283,7 @@ func (o *MCPOptions) run(ctx context.Context, req *mcp.CallToolRequest, args ...
 func (o *MCPOptions) begin(ctx context.Context, req *mcp.CallToolRequest) (_ context.Context, end func()) {
 	callCtx, cancel := context.WithTimeout(ctx, o.CallTimeout)
 	o.calls.Add(1)
+	o.started.Add(1)
 	var cancelled atomic.Int64
 	stop := context.AfterFunc(ctx, func() { cancelled.Store(time.Now().UnixNano()) })
 	return callCtx, func() {
@@ -276,9 +293,25 @@ func (o *MCPOptions) begin(ctx context.Context, req *mcp.CallToolRequest) (_ con
 			printLine(o.ErrOut, "mcp: %s: cancelled by the client; ended %d ms after", toolName(req), time.Since(time.Unix(0, at)).Milliseconds())
 		}
 		if o.calls.Add(-1) == 0 {
-			debug.FreeOSMemory()
+			o.idleSoon()
 		}
 	}
+}
+
+// idleDelay is how long the server is idle before it gives memory back:
+// after a call's handler returns, the SDK still encodes and sends its
+// result.
+const idleDelay = time.Second
+
+// idleSoon gives the memory an idle server does not need back to the
+// system (mcpserve.ReleaseMemory) once no call has run for idleDelay.
+func (o *MCPOptions) idleSoon() {
+	gen := o.started.Add(1)
+	time.AfterFunc(idleDelay, func() {
+		if o.calls.Load() == 0 && o.started.Load() == gen {
+			mcpserve.ReleaseMemory()
+		}
+	})
 }
 
 // toolName is the name of the tool a request calls.
@@ -304,14 +337,20 @@ func closeWalks(walks []*fleet.Result[*reach.Cluster]) {
 // progressInterval is how often a walk's progress is sent, when it moved.
 const progressInterval = 200 * time.Millisecond
 
-// progressReporter sends the client, when its call asked for progress
-// (a progress token), notifications/progress as the walk reads clusters:
-// how many are read of how many found. stop ends the reports.
+// progressReporter reports the counters of the walk the hook is handed as
+// it reads clusters, when it moved: to the call process's stdout in a
+// call process, else to the client when its call asked for progress (a
+// progress token). stop ends the reports.
 func progressReporter(ctx context.Context, req *mcp.CallToolRequest) (hook func(*fleet.Progress), stop func()) {
-	if req == nil || req.Params == nil || req.Session == nil || req.Params.GetProgressToken() == nil {
+	var send func(progressCounts)
+	if env, ok := ctx.Value(callEnvKey{}).(*callEnv); ok {
+		send = env.progress
+	} else if notify := progressNotifier(req); notify != nil {
+		send = func(p progressCounts) { notify(ctx, p) }
+	}
+	if send == nil {
 		return nil, func() {}
 	}
-	token := req.Params.GetProgressToken()
 	var current atomic.Pointer[fleet.Progress]
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -331,17 +370,10 @@ func progressReporter(ctx context.Context, req *mcp.CallToolRequest) (hook func(
 			if p == nil {
 				continue
 			}
-			read, found, failed := p.Read.Load(), p.Found.Load(), p.Failed.Load()
-			if read <= sent {
-				continue
+			if read := p.Read.Load(); read > sent {
+				sent = read
+				send(progressCounts{Read: read, Found: p.Found.Load(), Failed: p.Failed.Load()})
 			}
-			sent = read
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token,
-				Progress:      float64(read),
-				Total:         float64(max(found, read)),
-				Message:       fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors", read, found, failed),
-			})
 		}
 	})
 	return func(p *fleet.Progress) { current.Store(p) }, func() {
@@ -350,11 +382,14 @@ func progressReporter(ctx context.Context, req *mcp.CallToolRequest) (hook func(
 	}
 }
 
-// clientName is the name the client gave in its initialize request,
-// escaped and cut: the actor of its writes.
-func clientName(req *mcp.CallToolRequest) string {
+// clientName is the name the client gave in its initialize request (in a
+// call process, the one the server passed on), escaped and cut: the actor
+// of its writes.
+func clientName(ctx context.Context, req *mcp.CallToolRequest) string {
 	name := "unknown"
-	if req != nil && req.Session != nil {
+	if env, ok := ctx.Value(callEnvKey{}).(*callEnv); ok && env.client != "" {
+		name = env.client
+	} else if req != nil && req.Session != nil {
 		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
 			name = p.ClientInfo.Name
 		}

@@ -63,12 +63,12 @@ type logsInput struct {
 
 // addInspectTools registers the tools that read one cluster.
 func (o *MCPOptions) addInspectTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_get",
 		Description: "Objects of one cluster of the fleet, as kubectl get -o json shows them: one by name or a page of a list. Secrets' values are never returned, only their keys." + dataNote,
 		Annotations: readOnly("Get objects"),
 	}, o.get)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_events",
 		Description: "The events of one object of one cluster of the fleet, oldest first, as kubectl describe lists them." + dataNote,
 		Annotations: readOnly("Events of an object"),
@@ -77,7 +77,7 @@ func (o *MCPOptions) addInspectTools(s *mcp.Server) {
 	for _, c := range o.Providers.Controllers() {
 		names = append(names, c.Name)
 	}
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_logs",
 		Description: "The tail of a log on one cluster of the fleet: of a controller (" + strings.Join(names, ", ") + ") or of a pod. Bounded in lines and bytes." + dataNote,
 		Annotations: readOnly("Logs"),

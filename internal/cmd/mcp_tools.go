@@ -221,27 +221,27 @@ type diffInput struct {
 // addTools registers the tools: the readers always, the writers with
 // --allow-write.
 func (o *MCPOptions) addTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_tree",
 		Description: "The fleet below the operator's cluster (or a subtree): every cluster with its CAPI, Flux, Argo CD and inventory health, as kubectl fleet tree shows it. Clusters that could not be read completely come first; the tree is in each cluster's path." + dataNote,
 		Annotations: readOnly("Fleet tree"),
 	}, o.tree)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_list",
 		Description: "The clusters of the fleet as rows, as kubectl fleet list shows them: select by paths, environment and label selector, keep only some fields." + dataNote,
 		Annotations: readOnly("Fleet clusters"),
 	}, o.list)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_describe",
 		Description: "One cluster in detail, as kubectl fleet describe shows it: how it is reached, its object on the parent (CAPI Cluster, Argo CD Secret, ManagedCluster...), its conditions, GitOps objects and problems." + dataNote,
 		Annotations: readOnly("Describe a cluster"),
 	}, o.describe)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_drift",
 		Description: "What is not where git or CAPI says it should be, as kubectl fleet drift finds it: version skew, objects not ready or suspended, unreadable clusters." + dataNote,
 		Annotations: readOnly("Fleet drift"),
 	}, o.drift)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_diff",
 		Description: "What applying git would change on the clusters, as kubectl fleet diff shows it: each Flux Kustomization built from the server's checkout (its --git) and diffed server-side. Needs the server started with --git." + dataNote,
 		Annotations: readOnly("Diff against git"),
@@ -381,17 +381,17 @@ type writeOutput struct {
 
 // addWriteTools registers reconcile, suspend and resume.
 func (o *MCPOptions) addWriteTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_reconcile",
 		Description: "Ask Flux and Argo CD to reconcile objects now, on the selected clusters (kubectl fleet reconcile): the request annotation, nothing else changes. Give a reason." + dataNote,
 		Annotations: &mcp.ToolAnnotations{Title: "Reconcile", ReadOnlyHint: false, DestructiveHint: no, IdempotentHint: true, OpenWorldHint: yes},
 	}, o.write("reconcile"))
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_suspend",
 		Description: "Suspend Flux objects and Argo CD automated syncs on the selected clusters (kubectl fleet suspend): they stop applying git until resumed. The reason and the client's name are recorded in the objects' kubectl-fleet annotations." + dataNote,
 		Annotations: &mcp.ToolAnnotations{Title: "Suspend", ReadOnlyHint: false, DestructiveHint: yes, IdempotentHint: true, OpenWorldHint: yes},
 	}, o.write("suspend"))
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(o, s, &mcp.Tool{
 		Name:        "fleet_resume",
 		Description: "Resume what kubectl fleet suspended on the selected clusters (kubectl fleet resume): they apply git again at once. Give a reason." + dataNote,
 		Annotations: &mcp.ToolAnnotations{Title: "Resume", ReadOnlyHint: false, DestructiveHint: yes, IdempotentHint: true, OpenWorldHint: yes},
@@ -409,7 +409,7 @@ func (o *MCPOptions) write(verb string) mcp.ToolHandlerFor[writeInput, *writeOut
 		if len(in.Paths) == 0 && len(in.Env) == 0 && !in.All {
 			return nil, nil, fmt.Errorf("fleet_%s acts on the clusters you select: give paths or env, or all: true for the whole fleet", verb)
 		}
-		actor := "mcp:" + clientName(req)
+		actor := "mcp:" + clientName(ctx, req)
 		args := []string{verb, "-o", "json"}
 		if in.All {
 			args = append(args, "--"+flagAll)

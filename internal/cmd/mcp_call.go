@@ -1,0 +1,224 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/mcpserve"
+)
+
+// Each tool call runs in a process of its own: the server re-runs its
+// binary as `kubectl-fleet ROOT-FLAGS mcp --call TOOL`, hands it the
+// call's arguments on stdin and relays what it writes on stdout, one JSON
+// value per line: the walk's progress, then the result. The server
+// itself never walks: idle, it holds nothing a walk made (no heap, no
+// connection); a cancelled or timed-out call is a process killed; a
+// hostile fleet that exhausts one call's memory ends that call alone.
+
+// Hidden flags of the call process.
+const (
+	flagCall   = "call"
+	flagClient = "client"
+)
+
+// callLine is one line of a call process's stdout.
+type callLine struct {
+	// Progress is the walk's counters, as it goes.
+	Progress *progressCounts `json:"progress,omitempty"`
+	// Done marks the result: Text and Structured, or Error.
+	Done       bool            `json:"done,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	Structured json.RawMessage `json:"structured,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// progressCounts are a walk's counters (fleet.Progress) at one moment.
+type progressCounts struct {
+	Read   int64 `json:"read"`
+	Found  int64 `json:"found"`
+	Failed int64 `json:"failed"`
+}
+
+// localTool runs a tool in this process, from its arguments as JSON.
+type localTool func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, any, error)
+
+// addTool registers a tool: on the server, as a call process (remote), or
+// in this process where calls cannot be processes (the tests' in-memory
+// fleets, reached through Deps.Dial); and, by name, for the call process.
+func addTool[In, Out any](o *MCPOptions, s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	if o.local == nil {
+		o.local = map[string]localTool{}
+	}
+	o.local[t.Name] = func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, any, error) {
+		var in In
+		if len(args) > 0 {
+			if err := json.Unmarshal(args, &in); err != nil {
+				return nil, nil, fmt.Errorf("invalid arguments: %w", err)
+			}
+		}
+		return h(ctx, nil, in)
+	}
+	switch {
+	case s == nil:
+	case o.deps.Dial != nil:
+		mcp.AddTool(s, t, h)
+	default:
+		mcp.AddTool(s, t, remote[In, Out](o, t.Name))
+	}
+}
+
+// remote is the server's handler of a tool: its call process's result.
+func remote[In, Out any](o *MCPOptions, name string) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		var out Out
+		line, err := o.spawn(ctx, req, name, in)
+		if err != nil {
+			return nil, out, err
+		}
+		if line.Error != "" {
+			return nil, out, errors.New(line.Error)
+		}
+		if err := json.Unmarshal(line.Structured, &out); err != nil {
+			return nil, out, fmt.Errorf("the call's result: %w", err)
+		}
+		return textOf("%s", line.Text), out, nil
+	}
+}
+
+// spawn runs tool in a call process with args, forwarding its progress to
+// the client, and returns its result. The process is killed when the
+// call is cancelled or its time is up.
+func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool string, args any) (*callLine, error) {
+	ctx, end := o.begin(ctx, req)
+	defer end()
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find this program to run the call: %w", err)
+	}
+	input, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	argv := append(slices.Clone(o.rootArgs), "mcp", "--"+flagCall+"="+tool, "--"+flagClient+"="+clientName(ctx, req), "--"+flagCallTimeout+"="+o.CallTimeout.String())
+	if o.Git != "" {
+		argv = append(argv, "--"+flagGit+"="+o.Git)
+	}
+	if o.AllowWrite {
+		argv = append(argv, "--"+flagAllowWrite)
+	}
+	c := exec.CommandContext(ctx, self, argv...)
+	c.Stdin = bytes.NewReader(input)
+	c.Stderr = o.ErrOut
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(); err != nil {
+		return nil, fmt.Errorf("failed to start the call: %w", err)
+	}
+	notify := progressNotifier(req)
+	var result *callLine
+	dec := json.NewDecoder(io.LimitReader(stdout, 2*mcpserve.MaxResultBytes+1<<20))
+	for {
+		var line callLine
+		if err := dec.Decode(&line); err != nil {
+			break
+		}
+		if line.Done {
+			result = &line
+			break
+		}
+		if line.Progress != nil && notify != nil {
+			notify(ctx, *line.Progress)
+		}
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+	werr := c.Wait()
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%s ended: %w", tool, context.Cause(ctx))
+	case result == nil:
+		return nil, fmt.Errorf("%s ended without a result (%w): see the server's stderr", tool, werr)
+	}
+	return result, nil
+}
+
+// progressNotifier sends the client the walk's progress, as
+// notifications/progress, when its call asked for it (a progress token);
+// nil when it did not.
+func progressNotifier(req *mcp.CallToolRequest) func(context.Context, progressCounts) {
+	if req == nil || req.Params == nil || req.Session == nil || req.Params.GetProgressToken() == nil {
+		return nil
+	}
+	token := req.Params.GetProgressToken()
+	return func(ctx context.Context, p progressCounts) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token,
+			Progress:      float64(p.Read),
+			Total:         float64(max(p.Found, p.Read)),
+			Message:       fmt.Sprintf("walking the fleet: %d/%d clusters read, %d errors", p.Read, p.Found, p.Failed),
+		})
+	}
+}
+
+// callEnv is what a call process knows of its call beyond the arguments:
+// the client's name, and where progress goes.
+type callEnv struct {
+	client   string
+	progress func(progressCounts)
+}
+
+type callEnvKey struct{}
+
+// runCall is the call process: the tool named by --call, with the
+// arguments on stdin, its progress and result written on stdout.
+func (o *MCPOptions) runCall(ctx context.Context) error {
+	o.addTools(nil)
+	tool, ok := o.local[o.Call]
+	if !ok {
+		return fmt.Errorf("no tool %q", o.Call)
+	}
+	args, err := io.ReadAll(io.LimitReader(o.In, mcpserve.MaxResultBytes))
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(o.Out)
+	write := func(l callLine) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(l)
+	}
+	ctx = context.WithValue(ctx, callEnvKey{}, &callEnv{client: o.Client, progress: func(p progressCounts) { write(callLine{Progress: &p}) }})
+	res, out, err := tool(ctx, args)
+	if err != nil {
+		write(callLine{Done: true, Error: escape.Lines(escape.Truncate(err.Error(), 8<<10))})
+		return nil
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		write(callLine{Done: true, Error: err.Error()})
+		return nil
+	}
+	line := callLine{Done: true, Structured: data}
+	if res != nil {
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				line.Text = t.Text
+			}
+		}
+	}
+	write(line)
+	return nil
+}
