@@ -85,8 +85,18 @@ func callTree(ctx context.Context, b *testing.B, session *mcp.ClientSession, clu
 // stdio, the client connected, one fleet_tree call, the session closed
 // (the client closes the server's stdin and waits for it to exit). Its
 // wall is from the process's start to its exit, as runPlugin's; its
-// stdout is the call's structured content. requests is -1 when the server
-// wrote no request log.
+// stdout is the call's structured content.
+//
+// The server runs the call in a process of its own (kubectl-fleet mcp
+// --call), which it waits for: the server's wait4 rusage is RUSAGE_BOTH
+// on Linux, so its Maxrss is the larger of the server's own peak and the
+// call process's, and its CPU times are both's. The request log can come
+// only from the call process, which inherits the server's environment
+// (the server reaches no cluster); requests is -1 when there is no log,
+// as there is none while the call's command runs in a root of its own
+// whose log is not written. (measureIdle samples their memory together:
+// the sampling, which reads /proc/PID/smaps_rollup under the process's
+// mmap lock, is not done in these timed sessions.)
 func runMCPTree(b *testing.B, bin, kubeconfig string, clusters int) run {
 	b.Helper()
 	log := filepath.Join(b.TempDir(), "requests.json")
@@ -123,12 +133,67 @@ func runMCPTree(b *testing.B, bin, kubeconfig string, clusters int) run {
 	return r
 }
 
+// together is the resident memory of the server and its call processes
+// through a call, sampled every togetherPoll: the peak of the sum of their
+// VmRSS, which counts twice the pages of the binary both map, and of their
+// Pss (/proc/PID/smaps_rollup: a shared page divided among its mappers),
+// which does not; the largest call process seen; and the server's own as
+// the call returned.
+type together struct {
+	peakMB, pssMB, callMB float64
+	server                idleServer
+}
+
+const togetherPoll = 20 * time.Millisecond
+
+// sampleTogether samples the server pid and its children until stop,
+// which returns what it saw.
+func sampleTogether(pid int) (stop func() together) {
+	var t together
+	done, finished := make(chan struct{}), make(chan struct{})
+	sample := func() {
+		server, err := residentMemory(pid)
+		if err != nil {
+			return
+		}
+		sum, pss := server.rssMB, proportional(pid)
+		for _, child := range childrenOf(pid) {
+			if c, err := residentMemory(child); err == nil {
+				sum += c.rssMB
+				pss += proportional(child)
+				t.callMB = max(t.callMB, c.rssMB)
+			}
+		}
+		t.peakMB, t.pssMB, t.server = max(t.peakMB, sum), max(t.pssMB, pss), server
+	}
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(togetherPoll)
+		defer tick.Stop()
+		for {
+			sample()
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() together {
+		close(done)
+		<-finished
+		sample()
+		return t
+	}
+}
+
 // idleServer is the server after a call, idle: its resident memory
-// (/proc/PID/status: VmRSS, of it RssAnon and RssFile) and its
-// established TCP connections.
+// (/proc/PID/status: VmRSS, of it RssAnon and RssFile), its established
+// TCP connections and its child processes (the call processes, all
+// waited for once the call returned).
 type idleServer struct {
 	rssMB, anonMB, fileMB float64
-	conns                 int
+	conns, children       int
 	// after is how long after the call it was measured.
 	after time.Duration
 }
@@ -142,9 +207,10 @@ const (
 	mcpIdlePoll   = 100 * time.Millisecond
 )
 
-// measureIdle starts the server, calls fleet_tree once, and measures the
-// server once it has been idle for a while.
-func measureIdle(b *testing.B, bin, kubeconfig string, clusters int) idleServer {
+// measureIdle starts the server, calls fleet_tree once, sampling the
+// server and its call process through the call, and measures the server
+// once it has been idle for a while.
+func measureIdle(b *testing.B, bin, kubeconfig string, clusters int) (idleServer, together) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), mcpCallTimeout)
 	defer cancel()
@@ -154,9 +220,11 @@ func measureIdle(b *testing.B, bin, kubeconfig string, clusters int) idleServer 
 			b.Errorf("kubectl-fleet mcp: %v\n%s", err, stderr.String())
 		}
 	}()
-	callTree(ctx, b, session, clusters, stderr)
-	returned := time.Now()
 	pid := cmd.Process.Pid
+	stop := sampleTogether(pid)
+	callTree(ctx, b, session, clusters, stderr)
+	sampled := stop()
+	returned := time.Now()
 	var idle idleServer
 	last, lastChange := -1.0, returned
 	for {
@@ -178,7 +246,52 @@ func measureIdle(b *testing.B, bin, kubeconfig string, clusters int) idleServer 
 	if idle.conns, err = establishedTCP(pid); err != nil {
 		b.Fatal(err)
 	}
-	return idle
+	// A call process left running would hold the walk's connections.
+	for _, child := range childrenOf(pid) {
+		idle.children++
+		if n, err := establishedTCP(child); err == nil {
+			idle.conns += n
+		}
+	}
+	return idle, sampled
+}
+
+// proportional is a process's Pss in MB (/proc/PID/smaps_rollup), 0 when
+// it cannot be read.
+func proportional(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "Pss:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// childrenOf lists the processes whose parent is pid (/proc/*/stat).
+func childrenOf(pid int) []int {
+	var children []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: fields after the comm.
+		s := string(data)
+		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			children = append(children, child)
+		}
+	}
+	return children
 }
 
 // residentMemory reads a process's resident memory from /proc/PID/status.
@@ -262,6 +375,11 @@ type mcpMeasured struct {
 	pairs        int
 	idle         idleServer
 	noRequestLog bool
+	// together is the idle probe's session sampled through its call
+	// (measureIdle), togetherX and pssX its peaks over tree's median
+	// Maxrss.
+	together        together
+	togetherX, pssX float64
 }
 
 // measureMCP runs tree -o json and an MCP session of one fleet_tree call
@@ -302,10 +420,16 @@ func measureMCP(b *testing.B, bin, kubeconfig string, clusters, pairs int) mcpMe
 	})
 	b.Run("mcp-idle", func(b *testing.B) {
 		for b.Loop() {
-			m.idle = measureIdle(b, bin, kubeconfig, clusters)
+			m.idle, m.together = measureIdle(b, bin, kubeconfig, clusters)
 		}
+		m.togetherX, m.pssX = m.together.peakMB/m.tree.rssMB, m.together.pssMB/m.tree.rssMB
+		b.ReportMetric(m.together.peakMB, "sampled-together-MB")
+		b.ReportMetric(m.togetherX, "together-x-tree")
+		b.ReportMetric(m.together.pssMB, "sampled-PSS-MB")
+		b.ReportMetric(m.pssX, "PSS-x-tree")
 		b.ReportMetric(m.idle.rssMB, "idle-RSS-MB")
 		b.ReportMetric(float64(m.idle.conns), "idle-TCP-conns")
+		b.ReportMetric(float64(m.idle.children), "idle-children")
 	})
 	return m
 }
@@ -313,7 +437,7 @@ func measureMCP(b *testing.B, bin, kubeconfig string, clusters, pairs int) mcpMe
 // mcpRows are the mcp-tree benchmark's rows: the session as a command,
 // its ratios to tree -o json, and the idle server.
 func mcpRows(tenants, clusters int, m mcpMeasured, path, loop time.Duration, withPath bool) []row {
-	session := rowOf(tenants, fmt.Sprintf("`mcp`: one `fleet_tree` call (limit %d) over stdio, the server started to its exit", mcpLimit), m.mcp, clusters, path, loop)
+	session := rowOf(tenants, fmt.Sprintf("`mcp`: one `fleet_tree` call (limit %d) over stdio, the server started to its exit; peak RSS and CPU of the server and its call process", mcpLimit), m.mcp, clusters, path, loop)
 	session.note = fmt.Sprintf("median of %d runs", m.pairs)
 	session.noRatioToOnePath, session.noRatioToLoop = !withPath, loop == 0
 	session.noRequests = m.noRequestLog
@@ -329,8 +453,14 @@ func mcpRows(tenants, clusters int, m mcpMeasured, path, loop time.Duration, wit
 		fmt.Sprintf("tool %.1f / %.1f s (×%.3f)", m.mcp.toolCPU.Seconds(), m.tree.toolCPU.Seconds(), m.cpuX),
 		"—", "—",
 	}}
-	idle := row{tenants: tenants, command: fmt.Sprintf("`mcp` idle %.1f s after one `fleet_tree` call: %d TCP connections held", m.idle.after.Seconds(), m.idle.conns), cells: []string{
+	sampled := row{tenants: tenants, command: fmt.Sprintf("`mcp` server + call process, resident together, sampled every %v through one more call, untimed (× `tree -o json`'s median peak RSS)", togetherPoll), cells: []string{
+		"—", "—",
+		fmt.Sprintf("VmRSS %.0f MB (×%.3f), Pss %.0f MB (×%.3f); the call process at most %.0f, the server %.0f (anon %.0f + file %.0f) as the call returned",
+			m.together.peakMB, m.togetherX, m.together.pssMB, m.pssX, m.together.callMB, m.together.server.rssMB, m.together.server.anonMB, m.together.server.fileMB),
+		"—", "—", "—",
+	}}
+	idle := row{tenants: tenants, command: fmt.Sprintf("`mcp` idle %.1f s after one `fleet_tree` call: %d TCP connections held, %d child processes", m.idle.after.Seconds(), m.idle.conns, m.idle.children), cells: []string{
 		"—", "—", fmt.Sprintf("%.0f MB (anon %.0f + file %.0f)", m.idle.rssMB, m.idle.anonMB, m.idle.fileMB), "—", "—", "—",
 	}}
-	return []row{session, ratio, idle}
+	return []row{session, ratio, sampled, idle}
 }

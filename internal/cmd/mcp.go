@@ -268,9 +268,14 @@ func (o *MCPOptions) run(ctx context.Context, req *mcp.CallToolRequest, args ...
 	var stop func()
 	deps.Progress, stop = progressReporter(ctx, req)
 	defer stop()
-	root, _ := newCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, deps)
+	root, ro := newCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, deps)
 	root.SetArgs(append(slices.Clone(o.rootArgs), args...))
 	res.err = root.ExecuteContext(klog.NewContext(ctx, o.logger))
+	// The call's requests, when KUBECTL_FLEET_REQUEST_LOG asks (make
+	// bench): each call, a process of its own, writes its own.
+	if err := ro.writeRequestLog(); err != nil {
+		printLine(o.ErrOut, "warning: %v", err)
+	}
 	closeWalks(walks)
 	res.output = buf.String()
 	return res

@@ -179,6 +179,11 @@ func (o *MCPOptions) onCluster(ctx context.Context, req *mcp.CallToolRequest, c 
 	if err := root.validateShared(); err != nil {
 		return err
 	}
+	defer func() {
+		if err := root.writeRequestLog(); err != nil {
+			printLine(o.ErrOut, "warning: %v", err)
+		}
+	}()
 	opts := walk.Options([][]fleet.Segment{segs}, 0)
 	opts.KeepConnections = true
 	res, err := root.walk(klog.NewContext(ctx, o.logger), opts)
