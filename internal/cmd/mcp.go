@@ -216,8 +216,8 @@ type callResult struct {
 	output string
 }
 
-// partial reports whether the command ran but some clusters could not be
-// read (exit code 3), or found what it looks for (drift, diff: 1).
+// code is the command's exit code: 3 when it ran but some clusters could
+// not be read, 1 from drift and diff when they found something.
 func (r *callResult) code() int {
 	var exit *ExitError
 	switch {
@@ -311,6 +311,9 @@ const idleDelay = time.Second
 // idleSoon gives the memory an idle server does not need back to the
 // system (mcpserve.ReleaseMemory) once no call has run for idleDelay.
 func (o *MCPOptions) idleSoon() {
+	if o.deps.MCPTransport != nil {
+		return // a test's process: its memory is the test's
+	}
 	gen := o.started.Add(1)
 	time.AfterFunc(idleDelay, func() {
 		if o.calls.Load() == 0 && o.started.Load() == gen {
