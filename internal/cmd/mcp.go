@@ -58,6 +58,8 @@ type MCPOptions struct {
 	// client Client; local are the tools by name, as the process runs them.
 	Call, Client string
 	local        map[string]localTool
+	// verbosity is klog's -v, when given: the call processes' too.
+	verbosity string
 	// logger is the redacting logger of every call's requests.
 	logger logr.Logger
 	// calls counts the calls in flight: when the last ends, memory is
@@ -145,11 +147,15 @@ func (o *MCPOptions) Complete(c *cobra.Command) error {
 	}
 	o.Log = o.ErrOut
 	o.rootArgs = persistentArgs(c)
+	if v := c.Flags().Lookup("v"); v != nil && v.Changed {
+		o.verbosity = v.Value.String()
+	}
 	return nil
 }
 
 // persistentArgs are the root's persistent flags that were set on c, as
-// arguments: klog's -v aside, which is the process's and set once, and
+// arguments: klog's -v aside, which is a process's and set once (a call
+// process gets it of its own, spawn), and
 // -n, which would narrow every call's writes unseen (the write tools take
 // a namespace of their own).
 func persistentArgs(c *cobra.Command) []string {
@@ -286,7 +292,12 @@ func (o *MCPOptions) run(ctx context.Context, req *mcp.CallToolRequest, args ...
 // cancellation it ended, and when the call was the last in flight, the
 // heap its walk used is given back to the system.
 func (o *MCPOptions) begin(ctx context.Context, req *mcp.CallToolRequest) (_ context.Context, end func()) {
-	callCtx, cancel := context.WithTimeout(ctx, o.CallTimeout)
+	return o.beginWithin(ctx, req, o.CallTimeout)
+}
+
+// beginWithin is begin, bounded by timeout.
+func (o *MCPOptions) beginWithin(ctx context.Context, req *mcp.CallToolRequest, timeout time.Duration) (_ context.Context, end func()) {
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	o.calls.Add(1)
 	o.started.Add(1)
 	var cancelled atomic.Int64

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -100,7 +101,9 @@ func remote[In, Out any](o *MCPOptions, name string) mcp.ToolHandlerFor[In, Out]
 // the client, and returns its result. The process is killed when the
 // call is cancelled or its time is up.
 func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool string, args any) (*callLine, error) {
-	ctx, end := o.begin(ctx, req)
+	// The call process ends itself at --call-timeout, and says why; the
+	// server kills it callGrace later.
+	ctx, end := o.beginWithin(ctx, req, o.CallTimeout+callGrace)
 	defer end()
 	self, err := os.Executable()
 	if err != nil {
@@ -117,9 +120,16 @@ func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool s
 	if o.AllowWrite {
 		argv = append(argv, "--"+flagAllowWrite)
 	}
+	if o.verbosity != "" {
+		argv = append(argv, "-v="+o.verbosity)
+	}
 	c := exec.CommandContext(ctx, self, argv...)
 	c.Stdin = bytes.NewReader(input)
 	c.Stderr = o.ErrOut
+	// A call process ends with the server, even one killed (Linux), and
+	// an exec plugin it started cannot hold the server's Wait.
+	c.SysProcAttr = callProcAttr()
+	c.WaitDelay = callGrace
 	stdout, err := c.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -129,10 +139,11 @@ func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool s
 	}
 	notify := progressNotifier(req)
 	var result *callLine
+	var derr error
 	dec := json.NewDecoder(io.LimitReader(stdout, 2*mcpserve.MaxResultBytes+1<<20))
 	for {
 		var line callLine
-		if err := dec.Decode(&line); err != nil {
+		if derr = dec.Decode(&line); derr != nil {
 			break
 		}
 		if line.Done {
@@ -149,10 +160,14 @@ func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool s
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("%s ended: %w", tool, context.Cause(ctx))
 	case result == nil:
-		return nil, fmt.Errorf("%s ended without a result (%w): see the server's stderr", tool, werr)
+		return nil, fmt.Errorf("%s ended without a result (%w): see the server's stderr", tool, errors.Join(derr, werr))
 	}
 	return result, nil
 }
+
+// callGrace is how long after its --call-timeout a call process is
+// killed: it has its own, and ends with its reason.
+const callGrace = 5 * time.Second
 
 // progressNotifier sends the client the walk's progress, as
 // notifications/progress, when its call asked for it (a progress token);

@@ -103,7 +103,7 @@ func (o *MCPOptions) get(ctx context.Context, req *mcp.CallToolRequest, in getIn
 	if items == nil {
 		items = []map[string]any{}
 	}
-	out := &getOutput{Resource: escape.String(res.Resource), Kind: escape.String(res.Kind), Namespaced: res.Namespaced, Items: items, NextCursor: res.Continue}
+	out := &getOutput{Resource: escape.String(res.Resource), Kind: escape.String(res.Kind), Namespaced: res.Namespaced, Items: items, NextCursor: escape.String(res.Continue)}
 	return textOf("%d %s", len(items), res.Resource), out, nil
 }
 
@@ -161,7 +161,7 @@ func (o *MCPOptions) onCluster(ctx context.Context, req *mcp.CallToolRequest, c 
 	}
 	segs, err := fleet.ParsePath(c.Path)
 	if err != nil {
-		return err
+		return errors.New(escape.OneLine(err.Error()))
 	}
 	var out lockedWriter
 	var buf strings.Builder

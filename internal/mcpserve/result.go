@@ -84,5 +84,11 @@ func Safe[T any](v any, narrow string) (T, error) {
 	if err := json.Unmarshal(data, &out); err != nil {
 		return out, fmt.Errorf("failed to decode the result: %w", err)
 	}
-	return escape.Copy(out), nil
+	out = escape.Copy(out)
+	// Escaping lengthens what it escapes (up to 7 bytes for 3): the bound
+	// is the escaped result's.
+	if data, err = json.Marshal(out); err == nil && len(data) > MaxResultBytes {
+		return out, fmt.Errorf("the result is %d bytes, over the %d this server returns: %s", len(data), MaxResultBytes, narrow)
+	}
+	return out, nil
 }

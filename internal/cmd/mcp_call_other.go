@@ -1,0 +1,8 @@
+//go:build !linux
+
+package cmd
+
+import "syscall"
+
+// callProcAttr is nothing where there is no parent-death signal.
+func callProcAttr() *syscall.SysProcAttr { return nil }
