@@ -49,7 +49,7 @@ func TestRequireToken(t *testing.T) {
 		header string
 		code   int
 	}{{"", 401}, {"Bearer guess", 401}, {"s3cret", 401}, {"Bearer s3cret ", 401}, {"Basic s3cret", 401}, {"Bearer s3cret", 200}} {
-		r := httptest.NewRequest(http.MethodPost, Path, nil)
+		r := httptest.NewRequest(http.MethodPost, Path, http.NoBody)
 		if tc.header != "" {
 			r.Header.Set("Authorization", tc.header)
 		}
