@@ -257,34 +257,59 @@ func (o *MCPOptions) run(ctx context.Context, req *mcp.CallToolRequest, args ...
 	ctx, end := o.begin(ctx, req)
 	defer end()
 	res := &callResult{}
-	var (
-		out   lockedWriter
-		buf   bytes.Buffer
-		mu    sync.Mutex
-		walks []*fleet.Result[*reach.Cluster]
-	)
-	out.w = &buf
-	deps := o.deps
-	deps.Document = func(v any) { res.doc = v }
-	deps.Walked = func(r *fleet.Result[*reach.Cluster]) {
-		mu.Lock()
-		defer mu.Unlock()
-		walks = append(walks, r)
-	}
-	var stop func()
-	deps.Progress, stop = progressReporter(ctx, req)
-	defer stop()
-	root, ro := newCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, deps)
-	root.SetArgs(append(slices.Clone(o.rootArgs), args...))
-	res.err = root.ExecuteContext(klog.NewContext(ctx, o.logger))
-	// The call's requests, when KUBECTL_FLEET_REQUEST_LOG asks (make
-	// bench): each call, a process of its own, writes its own.
-	if err := ro.writeRequestLog(); err != nil {
-		printLine(o.ErrOut, "warning: %v", err)
-	}
-	closeWalks(walks)
-	res.output = buf.String()
+	c := o.newCallRoot(ctx, req, func(v any) { res.doc = v })
+	c.cmd.SetArgs(append(slices.Clone(o.rootArgs), args...))
+	res.err = c.cmd.ExecuteContext(klog.NewContext(ctx, o.logger))
+	res.output = c.end()
 	return res
+}
+
+// callRoot is a command tree of one call's own (nothing of one call is
+// another's), its output kept, its walks' connections and requests
+// counted until end.
+type callRoot struct {
+	o    *MCPOptions
+	cmd  *cobra.Command
+	root *RootOptions
+	out  lockedWriter
+	buf  bytes.Buffer
+	stop func()
+
+	mu    sync.Mutex
+	walks []*fleet.Result[*reach.Cluster]
+}
+
+// newCallRoot is the call's root, reporting its walk's progress for req
+// and handing its document, when it prints one, to document (nil: none
+// is taken).
+func (o *MCPOptions) newCallRoot(ctx context.Context, req *mcp.CallToolRequest, document func(any)) *callRoot {
+	c := &callRoot{o: o}
+	c.out.w = &c.buf
+	deps := o.deps
+	deps.Document = document
+	deps.Walked = func(r *fleet.Result[*reach.Cluster]) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.walks = append(c.walks, r)
+	}
+	deps.Progress, c.stop = progressReporter(ctx, req)
+	c.cmd, c.root = newCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &c.out, ErrOut: &c.out}, deps)
+	return c
+}
+
+// end ends the call's root: its progress reports stop, the request log
+// is written when KUBECTL_FLEET_REQUEST_LOG asks (make bench: each call,
+// a process of its own, writes its own), the connections its walks kept
+// are closed. It returns what the command printed.
+func (c *callRoot) end() string {
+	c.stop()
+	if err := c.root.writeRequestLog(); err != nil {
+		printLine(c.o.ErrOut, "warning: %v", err)
+	}
+	c.mu.Lock()
+	closeWalks(c.walks)
+	c.mu.Unlock()
+	return c.buf.String()
 }
 
 // begin starts a call: bounded by --call-timeout, counted. end ends it:

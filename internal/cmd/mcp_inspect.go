@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
@@ -16,7 +15,6 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/inspect"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/mcpserve"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
 // clusterArgs name the one cluster a tool reads.
@@ -163,31 +161,18 @@ func (o *MCPOptions) onCluster(ctx context.Context, req *mcp.CallToolRequest, c 
 	if err != nil {
 		return errors.New(escape.OneLine(err.Error()))
 	}
-	var out lockedWriter
-	var buf strings.Builder
-	out.w = &buf
-	deps := o.deps
-	var walks []*fleet.Result[*reach.Cluster]
-	deps.Walked = func(r *fleet.Result[*reach.Cluster]) { walks = append(walks, r) }
-	var stop func()
-	deps.Progress, stop = progressReporter(ctx, req)
-	defer stop()
-	cmd, root := newCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, deps)
-	if err := cmd.PersistentFlags().Parse(o.rootArgs); err != nil {
+	call := o.newCallRoot(ctx, req, nil)
+	defer call.end()
+	root := call.root
+	if err := call.cmd.PersistentFlags().Parse(o.rootArgs); err != nil {
 		return err
 	}
 	if err := root.validateShared(); err != nil {
 		return err
 	}
-	defer func() {
-		if err := root.writeRequestLog(); err != nil {
-			printLine(o.ErrOut, "warning: %v", err)
-		}
-	}()
 	opts := walk.Options([][]fleet.Segment{segs}, 0)
 	opts.KeepConnections = true
 	res, err := root.walk(klog.NewContext(ctx, o.logger), opts)
-	defer closeWalks(walks)
 	if err != nil {
 		return errors.New(escape.OneLine(err.Error()))
 	}
