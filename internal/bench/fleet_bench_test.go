@@ -149,18 +149,30 @@ func runPlugin(b *testing.B, bin, kubeconfig string, args ...string) run {
 	r.toolCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	r.code = cmd.ProcessState.ExitCode()
 	r.rssMB = float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
-	data, err := os.ReadFile(log)
+	n, err := requestsIn(log)
 	if err != nil {
 		b.Fatalf("%v: no request log: %v", args, err)
 	}
+	r.requests = n
+	return r
+}
+
+// requestsIn counts the requests of the request log file
+// (KUBECTL_FLEET_REQUEST_LOG) a command wrote.
+func requestsIn(file string) (int, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
 	var counts []kube.RequestCount
 	if err := json.Unmarshal(data, &counts); err != nil {
-		b.Fatal(err)
+		return 0, fmt.Errorf("%s: %w", file, err)
 	}
+	n := 0
 	for _, c := range counts {
-		r.requests += c.Count
+		n += c.Count
 	}
-	return r
+	return n, nil
 }
 
 // row is one line of the table.

@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 )
 
 // mcpLimit is the page fleet_tree is asked for: the most a call returns.
@@ -115,20 +113,14 @@ func runMCPTree(b *testing.B, bin, kubeconfig string, clusters int) run {
 	}
 	r.toolCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	r.rssMB = float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
-	data, err := os.ReadFile(log)
+	n, err := requestsIn(log)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		r.requests = -1
 	case err != nil:
 		b.Fatal(err)
 	default:
-		var counts []kube.RequestCount
-		if err := json.Unmarshal(data, &counts); err != nil {
-			b.Fatal(err)
-		}
-		for _, c := range counts {
-			r.requests += c.Count
-		}
+		r.requests = n
 	}
 	return r
 }
