@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -21,11 +22,12 @@ func withRedactingLogger(ctx context.Context) context.Context {
 }
 
 // redactingLogger is the logger withRedactingLogger puts into a context.
-// Making one initialises klog's shared sink: a server makes it once, not
-// once per call.
-func redactingLogger() logr.Logger {
+// Making one initialises klog's shared sink, which is not safe for two at
+// once (commands run in one process, as the tests and the MCP server run
+// them): it is made once.
+var redactingLogger = sync.OnceValue(func() logr.Logger {
 	return logr.New(&redactingSink{sink: klog.Background().GetSink()})
-}
+})
 
 // redactingSink forwards to klog's sink, redacting HTTP bodies that hold a
 // Secret, or that are binary and cannot be checked.

@@ -42,6 +42,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // read where v1beta2 is not served, as capi does
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -98,6 +99,10 @@ type memServer struct {
 	// populate uses an apiserver's.
 	admin  client.WithWatch
 	served map[schema.GroupKind]crdInfo
+	// kinds resolves the kind of a request's object. It is not the fake
+	// client's scheme: that one gains List kinds as unstructured lists
+	// are served, and its map is read without a lock.
+	kinds *runtime.Scheme
 
 	mu sync.Mutex
 	// users are by credential: "token:" and a bearer token, or "cert:"
@@ -283,6 +288,9 @@ func (m *memFleet) start(s *server) error {
 	ms.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ms.caCert.Raw})
 	scheme, err := memScheme()
 	if err != nil {
+		return err
+	}
+	if ms.kinds, err = memScheme(); err != nil {
 		return err
 	}
 	var crds []client.Object
@@ -488,16 +496,16 @@ func (ms *memServer) apiserverWrites() interceptor.Funcs {
 			}
 			obj.SetUID(uuid.NewUUID())
 			obj.SetCreationTimestamp(metav1.NewTime(time.Now().UTC().Truncate(time.Second)))
-			if gvk, err := c.GroupVersionKindFor(obj); err == nil && isCustom(gvk.Group) {
+			if gvk, err := apiutil.GVKForObject(obj, ms.kinds); err == nil && isCustom(gvk.Group) {
 				obj.SetGeneration(1)
 			}
 			return c.Create(ctx, obj, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			return bumpGeneration(ctx, c, obj, func() error { return c.Update(ctx, obj, opts...) })
+			return bumpGeneration(ctx, c, ms.kinds, obj, func() error { return c.Update(ctx, obj, opts...) })
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			return bumpGeneration(ctx, c, obj, func() error { return c.Patch(ctx, obj, patch, opts...) })
+			return bumpGeneration(ctx, c, ms.kinds, obj, func() error { return c.Patch(ctx, obj, patch, opts...) })
 		},
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
 			req, ok := subObj.(*authenticationv1.TokenRequest)
@@ -531,8 +539,8 @@ func isCustom(group string) bool {
 // bumpGeneration runs write, an update or patch of obj, and then, for a
 // custom resource whose content other than metadata and status changed,
 // adds one to its generation, as an apiserver does.
-func bumpGeneration(ctx context.Context, c client.WithWatch, obj client.Object, write func() error) error {
-	gvk, err := c.GroupVersionKindFor(obj)
+func bumpGeneration(ctx context.Context, c client.WithWatch, kinds *runtime.Scheme, obj client.Object, write func() error) error {
+	gvk, err := apiutil.GVKForObject(obj, kinds)
 	if err != nil || !isCustom(gvk.Group) {
 		return write()
 	}
@@ -630,11 +638,11 @@ func anyOf(values []string, v string) bool {
 func (ms *memServer) clientFor(u memUser) client.WithWatch {
 	// check is what the apiserver does before it reads or writes: wait,
 	// route (a kind it does not serve is a 404), authorize.
-	check := func(ctx context.Context, c client.WithWatch, obj runtime.Object, verb, namespace, name, sub string) error {
+	check := func(ctx context.Context, obj runtime.Object, verb, namespace, name, sub string) error {
 		if err := ms.wait(ctx); err != nil {
 			return err
 		}
-		gvk, err := c.GroupVersionKindFor(obj)
+		gvk, err := apiutil.GVKForObject(obj, ms.kinds)
 		if err != nil {
 			return err
 		}
@@ -655,56 +663,75 @@ func (ms *memServer) clientFor(u memUser) client.WithWatch {
 	listNS := func(opts []client.ListOption) string {
 		return (&client.ListOptions{}).ApplyOptions(opts).Namespace
 	}
-	return interceptor.NewClient(ms.admin, interceptor.Funcs{
+	return kindsOf{WithWatch: interceptor.NewClient(ms.admin, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if err := check(ctx, c, obj, "get", key.Namespace, key.Name, ""); err != nil {
+			if err := check(ctx, obj, "get", key.Namespace, key.Name, ""); err != nil {
 				return err
 			}
 			return c.Get(ctx, key, obj, opts...)
 		},
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if err := check(ctx, c, list, "list", listNS(opts), "", ""); err != nil {
+			if err := check(ctx, list, "list", listNS(opts), "", ""); err != nil {
 				return err
 			}
 			return c.List(ctx, list, opts...)
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if err := check(ctx, c, obj, "create", obj.GetNamespace(), "", ""); err != nil {
+			if err := check(ctx, obj, "create", obj.GetNamespace(), "", ""); err != nil {
 				return err
 			}
 			return c.Create(ctx, obj, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if err := check(ctx, c, obj, "update", obj.GetNamespace(), obj.GetName(), ""); err != nil {
+			if err := check(ctx, obj, "update", obj.GetNamespace(), obj.GetName(), ""); err != nil {
 				return err
 			}
 			return c.Update(ctx, obj, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			if err := check(ctx, c, obj, "patch", obj.GetNamespace(), obj.GetName(), ""); err != nil {
+			if err := check(ctx, obj, "patch", obj.GetNamespace(), obj.GetName(), ""); err != nil {
 				return err
 			}
 			return c.Patch(ctx, obj, patch, opts...)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			if err := check(ctx, c, obj, "delete", obj.GetNamespace(), obj.GetName(), ""); err != nil {
+			if err := check(ctx, obj, "delete", obj.GetNamespace(), obj.GetName(), ""); err != nil {
 				return err
 			}
 			return c.Delete(ctx, obj, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if err := check(ctx, ms.admin, obj, "update", obj.GetNamespace(), obj.GetName(), sub); err != nil {
+			if err := check(ctx, obj, "update", obj.GetNamespace(), obj.GetName(), sub); err != nil {
 				return err
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if err := check(ctx, ms.admin, obj, "patch", obj.GetNamespace(), obj.GetName(), sub); err != nil {
+			if err := check(ctx, obj, "patch", obj.GetNamespace(), obj.GetName(), sub); err != nil {
 				return err
 			}
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
-	})
+	}), kinds: ms.kinds}
+}
+
+// kindsOf is a user's client of a server in memory whose kinds are
+// resolved in the server's own scheme: the fake client's gains List kinds
+// as it serves unstructured lists, and reads its map without a lock, as
+// the walk's readers, many at once, ask it the kind of what they list.
+type kindsOf struct {
+	client.WithWatch
+	kinds *runtime.Scheme
+}
+
+func (k kindsOf) Scheme() *runtime.Scheme { return k.kinds }
+
+func (k kindsOf) GroupVersionKindFor(obj runtime.Object) (schema.GroupVersionKind, error) {
+	return apiutil.GVKForObject(obj, k.kinds)
+}
+
+func (k kindsOf) IsObjectNamespaced(obj runtime.Object) (bool, error) {
+	return apiutil.IsObjectNamespaced(obj, k.kinds, k.RESTMapper())
 }
 
 // resource is the plural resource of a kind the server serves; "" for
