@@ -234,7 +234,8 @@ argocd-bins: $(BIN)/argocd $(BIN)/redis-server ## Build Argo CD's application-co
 # superset of v3.2.6's, and what the status-only Applications are checked
 # against. hack/tool.sh applies hack/tools/argocd/patches, each saying why:
 # the application-controller's metrics and health server binds loopback
-# (upstream: every interface).
+# (upstream: every interface), and it honours skip-reconcile on a cluster
+# Secret (a backport of Argo CD 3.4's, for freeze --clusters).
 ARGOCD_CTRL_VERSION := v3.2.6
 ARGOCD_LDFLAGS := -s -w -X github.com/argoproj/argo-cd/v3/common.version=$(patsubst v%,%,$(ARGOCD_CTRL_VERSION)) \
 	-X github.com/argoproj/argo-cd/v3/common.gitTag=$(ARGOCD_CTRL_VERSION) -X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean \
