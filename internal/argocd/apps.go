@@ -144,9 +144,7 @@ func applicationOf(u *unstructured.Unstructured) Application {
 	}
 	ann := u.GetAnnotations()
 	a.SkipReconcile = ann[SkipReconcileAnnotation] == "true"
-	if ann[SuspendedByAnnotation]+ann[SuspendReasonAnnotation]+ann[SuspendedAtAnnotation] != "" {
-		a.Suspension = &ops.Suspension{Fleet: true, By: ann[SuspendedByAnnotation], Reason: ann[SuspendReasonAnnotation], At: ann[SuspendedAtAnnotation]}
-	}
+	a.Suspension = ops.SuspensionOf(ann)
 	for _, ref := range u.GetOwnerReferences() {
 		if ref.Kind == "ApplicationSet" {
 			gv, err := schema.ParseGroupVersion(ref.APIVersion)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // Facet names: how Argo CD on the parent addresses a cluster (from its
@@ -17,7 +18,15 @@ const (
 // Address is how Argo CD on the parent addresses the cluster: its cluster
 // Secret's server and name, to which an Application's destination is
 // matched. The parent says it; it is not in the node's JSON.
-type Address struct{ Server, Name string }
+type Address struct {
+	Server, Name string
+	// SkipReconcile is the Secret's argocd.argoproj.io/skip-reconcile
+	// (Argo CD ≥ 3.4 reconciles no Application deploying to the cluster),
+	// and Suspension what kubectl fleet's annotations on it say of who
+	// set it (freeze --clusters).
+	SkipReconcile bool
+	Suspension    ops.Suspension
+}
 
 // FromParent is true: the parent's cluster Secret says it.
 func (Address) FromParent() bool { return true }

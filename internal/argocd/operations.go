@@ -66,7 +66,8 @@ func (a Operations) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.S
 		case p.Verb == ops.Resume && o.Foreign() && !sel.IncludeForeign:
 			p.Hold(holder, app.Target, &o, "automated sync turned off without kubectl fleet's annotations (who did is not recorded): left off; --include-foreign turns it on")
 		default:
-			p.Targets = append(p.Targets, ops.Target{Node: holder, To: app.Target, Object: o, Adapter: a, Item: app, Client: w.Client(holder)})
+			app.ClusterSkipReconcile = clusterSkipped(w, app)
+			p.Targets = append(p.Targets, ops.Target{Node: holder, To: app.Target, Object: o, Adapter: a, Item: app, Client: w.Client(holder), After: clusterAfter(w, app)})
 		}
 	}
 }
@@ -90,11 +91,21 @@ func skip(named bool) ops.Result {
 	return ops.Skip(named, why, why+": remove the annotation first")
 }
 
+// skipCluster is a refresh of an Application whose destination cluster
+// the controller skips (freeze --clusters).
+func skipCluster(named bool) ops.Result {
+	why := "the Argo CD cluster Secret of its destination has argocd.argoproj.io/skip-reconcile: the application controller leaves it alone"
+	return ops.Skip(named, why, why+": thaw or resume the cluster first")
+}
+
 // Preview is what the verb would do, known from the walk: a refresh
 // compares an Application whose automated sync is off too; only one the
 // controller skips is not refreshed.
 func (Operations) Preview(p *ops.Plan, t *ops.Target) ops.Result {
 	app, _ := t.Item.(*Application)
+	if app != nil && app.ClusterSkipReconcile && !app.SkipReconcile {
+		return ops.Preview(p.Verb, t.Object.Suspended, true, skipCluster(p.Named))
+	}
 	return ops.Preview(p.Verb, t.Object.Suspended, app != nil && app.SkipReconcile, skip(p.Named))
 }
 
@@ -125,6 +136,10 @@ func (r *appActor) Act(ctx context.Context, t *ops.Target) ops.Result {
 		defer cancel()
 		switch r.x.Verb {
 		case ops.Reconcile:
+			if app, _ := t.Item.(*Application); app != nil && app.ClusterSkipReconcile {
+				res = skipCluster(r.x.Named)
+				return
+			}
 			since, err := Refresh(rctx, t.Client, ref, r.x.WithSource, r.x.Now())
 			switch {
 			case errors.Is(err, ErrSkipReconcile):
@@ -167,7 +182,7 @@ func refreshValue(hard bool) string {
 }
 
 func (r *appActor) suspend(ctx context.Context, t *ops.Target) ops.Result {
-	res, err := Suspend(ctx, t.Client, Ref(t.Object.Namespace, t.Object.Name), r.x.Actor, r.x.Reason, r.x.Now())
+	res, err := Suspend(ctx, t.Client, Ref(t.Object.Namespace, t.Object.Name), r.x.Record())
 	switch {
 	case err != nil:
 		return ops.Fail(err)

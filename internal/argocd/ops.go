@@ -112,7 +112,7 @@ func automated(obj *unstructured.Unstructured) (present, enabled bool) {
 // Application synced by hand is left alone (Manual). When an
 // ApplicationSet owns the Application, RevertedBy says whether it will
 // write the field back.
-func Suspend(ctx context.Context, c client.Client, ref kube.Ref, actor, reason string, now time.Time) (*SuspendResult, error) {
+func Suspend(ctx context.Context, c client.Client, ref kube.Ref, rec ops.Record) (*SuspendResult, error) {
 	res := &SuspendResult{}
 	var owner string
 	changed, err := kube.Mutate(ctx, c, ref, kube.FieldManager, func(obj *unstructured.Unstructured) (bool, error) {
@@ -125,7 +125,7 @@ func Suspend(ctx context.Context, c client.Client, ref kube.Ref, actor, reason s
 		if err := unstructured.SetNestedField(obj.Object, false, "spec", "syncPolicy", "automated", "enabled"); err != nil {
 			return false, err
 		}
-		obj.SetAnnotations(ops.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
+		obj.SetAnnotations(ops.RecordSuspension(obj.GetAnnotations(), rec))
 		return true, nil
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
 // app is an Application manifest: syncPolicy is its spec.syncPolicy (nil:
@@ -147,7 +148,7 @@ func TestSuspendAndResume(t *testing.T) {
 	}{
 		{"auto", true, false}, {"off", false, false}, {"manual", false, true}, {"nopolicy", false, true}, {"null", false, true},
 	} {
-		res, err := argocd.Suspend(ctx, c, argocd.Ref("argocd", tt.name), "alice", "INC-1", now)
+		res, err := argocd.Suspend(ctx, c, argocd.Ref("argocd", tt.name), ops.Record{Actor: "alice", Reason: "INC-1", At: now})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -218,7 +219,7 @@ func TestSuspendWarnsOfTheApplicationSet(t *testing.T) {
 			if tt.spec != nil {
 				objs = append(objs, appSet("set", tt.spec))
 			}
-			res, err := argocd.Suspend(context.Background(), newClient(t, nil, objs...), argocd.Ref("argocd", "guestbook"), "alice", "", now)
+			res, err := argocd.Suspend(context.Background(), newClient(t, nil, objs...), argocd.Ref("argocd", "guestbook"), ops.Record{Actor: "alice", At: now})
 			if err != nil {
 				t.Fatal(err)
 			}

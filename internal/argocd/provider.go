@@ -50,8 +50,9 @@ func (Provider) Columns() []fleet.Column { return []fleet.Column{Column()} }
 // Linker links Applications to the clusters they deploy to.
 func (Provider) Linker() fleet.Linker { return Linker{} }
 
-// Operations are the Applications' adapter of the operations runner.
-func (Provider) Operations() ops.Adapter { return Operations{} }
+// Operations are the adapters of the operations runner: the
+// Applications', and the cluster Secrets' (freeze --clusters).
+func (Provider) Operations() []ops.Adapter { return []ops.Adapter{Operations{}, Clusters{}} }
 
 // Kubeconfig is made of the child's Argo CD cluster Secret: its server and
 // config, after the policy's checks as the walk makes them (errors name

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
@@ -57,7 +58,11 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 		kc, kcErr := Kubeconfig(src, s.Data)
 		child := fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
 			Edges: []fleet.Edge{{Kind: Edge, Namespace: s.Namespace, Name: s.Name}}}
-		SetAddress(&child, Address{Server: string(s.Data[KeyServer]), Name: string(s.Data[KeyName])})
+		addr := Address{Server: string(s.Data[KeyServer]), Name: string(s.Data[KeyName]), SkipReconcile: s.Annotations[SkipReconcileAnnotation] == "true"}
+		if rec := ops.SuspensionOf(s.Annotations); rec != nil {
+			addr.Suspension = *rec
+		}
+		SetAddress(&child, addr)
 		found = append(found, reach.Found{
 			Child: child,
 			Endpoint: func() string {

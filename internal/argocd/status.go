@@ -123,6 +123,10 @@ type Application struct {
 	// SkipReconcile is the argocd.argoproj.io/skip-reconcile annotation:
 	// the controller leaves the Application alone.
 	SkipReconcile bool `json:"skipReconcile,omitempty"`
+	// ClusterSkipReconcile: the Argo CD cluster Secret of its destination
+	// has the annotation (Argo CD ≥ 3.4 then leaves it alone too); set by
+	// the operations' selection, not read from the Application.
+	ClusterSkipReconcile bool `json:"-"`
 	// AppSet is the ApplicationSet that owns the Application.
 	AppSet string `json:"appSet,omitempty"`
 }

@@ -30,6 +30,7 @@ func TestCompletionOfKindsFlagsAndValues(t *testing.T) {
 		want []string
 	}{
 		{"kinds", []string{"reconcile", "--kind", ""}, []string{"kustomization", "helmrelease", "gitrepository", "ocirepository", "helmrepository", "application"}},
+		{"kinds of a freeze", []string{"freeze", "--kind", ""}, []string{"kustomization", "helmrelease", "gitrepository", "ocirepository", "helmrepository", "application", "argocd-cluster"}},
 		{"levels", []string{"suspend", "--level", ""}, []string{"root", "master", "tenant"}},
 		{"list outputs", []string{"list", "-o", ""}, []string{"wide", "name", "json", "yaml"}},
 		{"colours", []string{"tree", "--color", ""}, []string{"auto", "always", "never"}},

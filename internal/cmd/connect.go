@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/version"
 )
@@ -106,6 +107,7 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	if err != nil {
 		return nil, err
 	}
+	o.markFrozen(res)
 	if o.deps.Walked != nil {
 		o.deps.Walked(res)
 	}
@@ -113,6 +115,20 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 		return nil, fmt.Errorf("cannot read the root cluster (context %q): %s", name, res.Root.Error)
 	}
 	return res, nil
+}
+
+// markFrozen records on each walked cluster the freezes in force on it,
+// for the FROZEN column.
+func (o *RootOptions) markFrozen(res *fleet.Result[*reach.Cluster]) {
+	nodes := map[string]*fleet.Node{}
+	res.Root.Walk(func(n *fleet.Node) { nodes[n.Path] = n })
+	ops.MarkFrozen(ops.Select(res, ops.Resume, o.everything(), o.Providers.Operations()), nodes)
+}
+
+// columns are the tree's, the list's and describe's columns: the
+// providers', and the freezes'.
+func (o *RootOptions) columns() []fleet.Column {
+	return append(o.Providers.Columns(), ops.FrozenColumn())
 }
 
 // withProviders are opts with what the providers give every walk and watch:

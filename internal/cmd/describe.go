@@ -126,7 +126,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 	d := describer.Read(ctx, res, cfg)
 	if err := o.printAs(o.Output, d, func() error {
-		return render.Describe(o.Out, d, render.Options{Color: o.useColor(o.Out), Columns: o.Providers.Columns(), Edges: o.Providers.EdgeKinds()})
+		return render.Describe(o.Out, d, render.Options{Color: o.useColor(o.Out), Columns: o.columns(), Edges: o.Providers.EdgeKinds()})
 	}); err != nil {
 		return err
 	}

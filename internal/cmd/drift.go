@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
@@ -206,15 +207,27 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 		}
 	}
 	now := o.now()
-	report := drift.NewReport(nodes, o.options(now))
+	dopts := o.options(now)
+	if o.checkout != nil {
+		declared := gitops.Declared(ops.Select(res, ops.Resume, o.everything(), o.Providers.Operations()), o.locator(res.Root))
+		dopts.Declared = func(holder string, r fleet.ObjectRef) (string, bool) {
+			file, ok := declared[gitops.DeclaredKey(holder, r.Kind, r.Namespace, r.Name)]
+			return file, ok
+		}
+	}
+	report := drift.NewReport(nodes, dopts)
 	err = o.printAs(o.Output, report, func() error {
 		return render.DriftTable(o.Out, report, render.DriftOptions{Color: o.useColor(o.Out), Now: now})
 	})
 	if err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}
 	}
-	if len(report.Findings) > 0 {
-		return &ExitError{Code: ExitDrift}
+	// A suspension git declares is what git says: listed in the audit,
+	// and no drift.
+	for _, f := range report.Findings {
+		if f.Cause != drift.CauseGit {
+			return &ExitError{Code: ExitDrift}
+		}
 	}
 	return nil
 }

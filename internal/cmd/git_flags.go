@@ -56,11 +56,18 @@ func (g *GitFlags) declare(root *fleet.Node, nodes []*fleet.Node) {
 	if g.checkout == nil {
 		return
 	}
+	g.locator(root).DeclareClusters(nodes)
+}
+
+// locator finds the manifests of the fleet below root in the --git
+// checkout, from the GitRepositories whose URL is a remote of it or that
+// --source maps to it.
+func (g *GitFlags) locator(root *fleet.Node) *gitops.Locator {
 	names := map[string]bool{}
 	for name, c := range g.sources {
 		if c.Dir == g.checkout.Dir {
 			names[name] = true
 		}
 	}
-	gitops.NewLocator(g.checkout, root, names).DeclareClusters(nodes)
+	return gitops.NewLocator(g.checkout, root, names)
 }

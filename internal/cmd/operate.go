@@ -36,6 +36,9 @@ const (
 	flagIncludeForeign = "include-foreign"
 	flagGit            = "git"
 	flagBranch         = "branch"
+	flagUntil          = "until"
+	flagClusters       = "clusters"
+	flagContinue       = "continue-on-error"
 )
 
 // noMatch is what an operation that selected nothing says: no matching
@@ -51,11 +54,26 @@ func noMatch(adapters []ops.Adapter) string {
 // pollInterval is how often --wait reads an object back.
 const pollInterval = 500 * time.Millisecond
 
-// opVerb is what differs between reconcile, suspend and resume.
+// opVerb is what differs between reconcile, suspend, resume, freeze and
+// thaw: freeze is a suspend, and thaw a resume, of a named freeze.
 type opVerb struct {
 	name    ops.Verb
 	present string // reconciling
+	// command is the command's name when it is not the verb's: freeze,
+	// thaw. Their first argument names the freeze.
+	command string
 }
+
+// use is the command's name.
+func (v opVerb) use() string {
+	if v.command != "" {
+		return v.command
+	}
+	return string(v.name)
+}
+
+// named is true for freeze and thaw.
+func (v opVerb) named() bool { return v.command != "" }
 
 // OperationOptions are the flags and arguments shared by reconcile,
 // suspend and resume: which objects, on which clusters, and how.
@@ -86,8 +104,17 @@ type OperationOptions struct {
 	Git    string
 	Branch string
 	Force  bool
+	// Until is when a freeze is meant to end (RFC 3339, or a duration from
+	// now); Clusters freezes the selected clusters' Argo CD cluster
+	// Secrets too; ContinueOnError goes on with a thaw's next wave after
+	// one that failed.
+	Until           string
+	Clusters        bool
+	ContinueOnError bool
 
 	verb      opVerb
+	freeze    string
+	until     time.Time
 	command   string
 	paths     [][]fleet.Segment
 	selection ops.Selection
@@ -98,8 +125,19 @@ type OperationOptions struct {
 func newOperationCommand(root *RootOptions, verb opVerb, cmd *cobra.Command) *cobra.Command {
 	o := &OperationOptions{RootOptions: root, WalkFlags: NewWalkFlags(), verb: verb, Timeout: 5 * time.Minute, now: time.Now}
 	o.timeoutFlag = flagClusterTimeout
-	cmd.Use = string(verb.name) + " [PATH...]"
+	cmd.Use = verb.use() + " [PATH...]"
 	cmd.ValidArgsFunction = completePaths(root)
+	if verb.named() {
+		cmd.Use = verb.use() + " NAME [PATH...]"
+		cmd.Args = cobra.MinimumNArgs(1)
+		paths := completePaths(root)
+		cmd.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) == 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return paths(c, args[1:], toComplete)
+		}
+	}
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if err := o.Complete(c, args); err != nil {
 			return err
@@ -111,6 +149,9 @@ func newOperationCommand(root *RootOptions, verb opVerb, cmd *cobra.Command) *co
 	}
 	var kinds, kindHelp, defaults []string
 	for _, k := range ops.Kinds(root.Providers.Operations()) {
+		if k.Cluster && verb.name == ops.Reconcile {
+			continue
+		}
 		kinds = append(kinds, k.Aliases[0])
 		kindHelp = append(kindHelp, ops.AliasList(k.Aliases))
 		if k.Default {
@@ -119,7 +160,11 @@ func newOperationCommand(root *RootOptions, verb opVerb, cmd *cobra.Command) *co
 	}
 	f := cmd.Flags()
 	o.AddFlags(f)
-	f.StringSliceVar(&o.Kinds, flagKind, nil, fmt.Sprintf("Kinds to act on: %s (default %s)", strings.Join(kindHelp, ", "), strings.Join(defaults, ",")))
+	kindDefault := strings.Join(defaults, ",")
+	if verb.name == ops.Resume && verb.named() {
+		kindDefault = "every kind the freeze suspended"
+	}
+	f.StringSliceVar(&o.Kinds, flagKind, nil, fmt.Sprintf("Kinds to act on: %s (default %s)", strings.Join(kindHelp, ", "), kindDefault))
 	f.StringVar(&o.Name, flagName, "", "Only the objects of this name")
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the objects (e.g. -l app=cert-manager)")
 	f.BoolVarP(&o.AllNamespaces, flagAllNamespaces, "A", false, "Objects of every namespace (the default, unless -n is given)")
@@ -139,13 +184,23 @@ func newOperationCommand(root *RootOptions, verb opVerb, cmd *cobra.Command) *co
 	case ops.Suspend:
 		f.StringVar(&o.Reason, flagReason, "", "Why, recorded in the kubectl-fleet/suspend-reason annotation (with --git: in the commit message)")
 		f.StringVar(&o.Actor, flagActor, "", "Who, recorded in the kubectl-fleet/suspended-by annotation (default: the user of your kubeconfig context)")
+		if verb.named() {
+			f.StringVar(&o.Until, flagUntil, "", "When the freeze is meant to end, recorded in kubectl-fleet/freeze-until: RFC 3339 (2026-12-01T08:00:00Z) or a duration from now (48h). Nothing lifts it by itself: freezes shows it overdue after")
+			f.BoolVar(&o.Clusters, flagClusters, false, "Also freeze the selected clusters whole: argocd.argoproj.io/skip-reconcile on their Argo CD cluster Secrets (Argo CD ≥ 3.4 then reconciles no Application deploying to them)")
+		}
 	case ops.Resume:
+		if verb.named() {
+			f.BoolVar(&o.Wait, flagWait, false, "Wait for each wave to be reconciled and Ready before the next")
+			f.BoolVar(&o.ContinueOnError, flagContinue, false, "Go on with the next wave after one that failed (default: stop, and leave the rest frozen)")
+			f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait: how long to wait for each object")
+			break
+		}
 		f.BoolVar(&o.Wait, flagWait, false, "Wait for each resumed object to be reconciled and Ready")
 		f.BoolVar(&o.IncludeForeign, flagIncludeForeign, false, "Also resume objects that kubectl fleet did not suspend (no kubectl-fleet annotations): someone suspended them for their own reasons")
 		f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "With --wait: how long to wait for each object")
 		f.StringVar(&o.Reason, flagReason, "", "With --git: why, recorded in the commit message")
 	}
-	if verb.name != ops.Reconcile {
+	if verb.name == ops.Suspend || verb.name == ops.Resume && !verb.named() {
 		f.StringVar(&o.Git, flagGit, "", "Change no cluster: edit spec.suspend in the manifests of this checkout of the fleet repository and commit (docs/git-write-path.md)")
 		f.StringVar(&o.Branch, flagBranch, "", "With --git: commit on this new branch, for a review")
 		f.BoolVar(&o.Force, flagForce, false, "With --git: also change manifests that clusters outside the selection apply")
@@ -157,12 +212,24 @@ func newOperationCommand(root *RootOptions, verb opVerb, cmd *cobra.Command) *co
 // Complete parses PATHs, kinds, the selector, the namespace and the levels.
 func (o *OperationOptions) Complete(c *cobra.Command, args []string) error {
 	var err error
-	if o.paths, err = parsePaths(args); err != nil {
+	pathArgs := args
+	if o.verb.named() {
+		o.freeze, pathArgs = args[0], args[1:]
+	}
+	if o.paths, err = parsePaths(pathArgs); err != nil {
 		return err
 	}
 	o.selection = ops.Selection{Name: o.Name, Levels: parseLevels(o.Levels), IncludeForeign: o.IncludeForeign || o.Git != ""}
 	if o.selection.Kinds, err = ops.ParseKinds(o.Providers.Operations(), o.Kinds); err != nil {
 		return fmt.Errorf("invalid --%s: %w", flagKind, err)
+	}
+	for _, k := range ops.Kinds(o.Providers.Operations()) {
+		if k.Cluster && o.verb.name == ops.Reconcile && o.selection.Kinds[k.Name] {
+			return fmt.Errorf("invalid --%s %s: it is suspended and resumed, not reconciled; reconcile the Applications deploying to the cluster (--%s app)", flagKind, k.Aliases[0], flagKind)
+		}
+	}
+	if err := o.completeFreeze(); err != nil {
+		return err
 	}
 	if o.selection.Labels, err = labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("invalid --%s %q: %w", flagSelector, o.Selector, err)
@@ -192,7 +259,11 @@ func commandLine(c *cobra.Command, args []string) string {
 		case "kubeconfig", "context", "cluster", "user", "token", "as", "as-group", "as-uid", "server":
 			return
 		}
-		parts = append(parts, "--"+f.Name+"="+quote(f.Value.String()))
+		value := f.Value.String()
+		if list, ok := f.Value.(pflag.SliceValue); ok {
+			value = strings.Join(list.GetSlice(), ",") // as typed, not [a b]
+		}
+		parts = append(parts, "--"+f.Name+"="+quote(value))
 	})
 	for _, a := range args {
 		parts = append(parts, quote(a))
@@ -230,6 +301,7 @@ func (o *OperationOptions) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, o.validateFreeze()...)
 	if o.Git != "" && o.Wait {
 		errs = append(errs, fmt.Errorf("--%s cannot be used with --%s: a commit reaches the clusters when it is pushed and reconciled", flagWait, flagGit))
 	}
@@ -244,6 +316,15 @@ func (o *OperationOptions) Run(ctx context.Context) error {
 		return o.runGit(ctx)
 	}
 	started := o.now()
+	live := &ops.Live{
+		Actor: o.Actor, Reason: o.Reason, Freeze: o.freeze, Until: o.until,
+		Wait: o.Wait, WaitTimeout: o.Timeout, PollInterval: pollInterval,
+		WithSource: o.WithSource, RequestTimeout: o.WalkFlags.Timeout, Concurrency: o.Concurrency, Now: o.now,
+	}
+	var executor ops.Executor = live
+	if o.selection.Thaw != "" {
+		executor = &ops.InOrder{Executor: live, ContinueOnError: o.ContinueOnError, Command: "kubectl fleet thaw " + o.freeze}
+	}
 	opts := o.Options(o.paths, -1)
 	opts.KeepConnections = !o.DryRun
 	res, err := o.walk(ctx, opts)
@@ -257,17 +338,15 @@ func (o *OperationOptions) Run(ctx context.Context) error {
 		Progress: o.progress(),
 		Now:      o.now,
 		Started:  started,
-		Executor: &ops.Live{
-			Actor: o.Actor, Reason: o.Reason,
-			Wait: o.Wait, WaitTimeout: o.Timeout, PollInterval: pollInterval,
-			WithSource: o.WithSource, RequestTimeout: o.WalkFlags.Timeout, Concurrency: o.Concurrency, Now: o.now,
-		},
+		Executor: executor,
+		Ordered:  o.selection.Thaw != "",
 	})
 	if err != nil {
 		return err
 	}
+	report.Action = o.verb.use()
 	if len(report.Results) == 0 {
-		fmt.Fprintln(o.ErrOut, noMatch(o.Providers.Operations()))
+		fmt.Fprintln(o.ErrOut, o.noMatch())
 		return nil
 	}
 	if err := o.print(report); err != nil {
@@ -279,13 +358,13 @@ func (o *OperationOptions) Run(ctx context.Context) error {
 // confirm guards a write to the whole fleet: --all or --yes, or a yes
 // typed at a terminal.
 func (o *OperationOptions) confirm(plan *ops.Plan) error {
-	if len(o.paths) > 0 || len(o.Envs) > 0 || o.All || o.Yes || len(plan.Targets) == 0 {
+	if len(o.paths) > 0 || len(o.Envs) > 0 || o.All || o.Yes || len(plan.Targets) == 0 || o.selection.Thaw != "" {
 		return nil
 	}
-	what := fmt.Sprintf("%s %s on %s, the whole fleet (no PATH or --%s)", o.verb.name, fleet.Plural(len(plan.Targets), plan.Noun()), fleet.Plural(plan.Clusters(), "cluster"), flagEnv)
+	what := fmt.Sprintf("%s %s on %s, the whole fleet (no PATH or --%s)", o.verb.use(), fleet.Plural(len(plan.Targets), plan.Noun()), fleet.Plural(plan.Clusters(), "cluster"), flagEnv)
 	if !isTerminal(o.In) {
 		return fmt.Errorf("refusing to %s without confirmation: this would %s; add --%s (or --%s), or select clusters with PATH or --%s",
-			o.verb.name, what, flagAll, flagYes, flagEnv)
+			o.verb.use(), what, flagAll, flagYes, flagEnv)
 	}
 	if !confirm(o.In, o.ErrOut, "This will "+what+". Continue? [y/N] ") {
 		return errors.New("aborted: nothing was changed")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
@@ -32,7 +33,7 @@ func (o *OperationOptions) runGit(ctx context.Context) error {
 	}
 	plan := ops.Select(res, o.verb.name, o.selection, o.Providers.Operations())
 	if len(plan.Targets) == 0 && len(plan.Decided()) == 0 {
-		fmt.Fprintln(o.ErrOut, noMatch(o.Providers.Operations()))
+		fmt.Fprintln(o.ErrOut, o.noMatch())
 		return nil
 	}
 	if err := o.confirm(plan); err != nil {
@@ -47,6 +48,12 @@ func (o *OperationOptions) runGit(ctx context.Context) error {
 		}
 		return err
 	}
+	if o.freeze != "" {
+		change.Subject = "freeze " + o.freeze
+		if !o.until.IsZero() {
+			change.Subject += " until " + o.until.UTC().Format(time.RFC3339)
+		}
+	}
 	report, err := gitops.RunGit(ctx, change, loc, gitops.GitRun{
 		DryRun: o.DryRun, Branch: o.Branch, Reason: o.Reason,
 		Command: o.command, Started: started, Now: o.now,
@@ -54,6 +61,7 @@ func (o *OperationOptions) runGit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	report.Action = o.verb.use()
 	if err := o.print(report); err != nil {
 		return err
 	}

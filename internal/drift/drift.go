@@ -98,6 +98,16 @@ func ParseKind(s string, checks ...fleet.DriftCheck) (fleet.DriftKind, error) {
 	return "", fmt.Errorf("unknown drift kind %q: use %s", s, strings.Join(names, ", "))
 }
 
+// Causes of a suspension, in the audit of suspensions (--git): declared
+// in git, made by a freeze, by suspend (or another tool that says who), or
+// unexplained (no record: by hand, or by a tool that says nothing).
+const (
+	CauseGit         = "git"
+	CauseFreeze      = "freeze"
+	CauseSuspend     = "suspend"
+	CauseUnexplained = "unexplained"
+)
+
 // Options say what to look for.
 type Options struct {
 	// Kinds are the kinds to report; empty reports every kind.
@@ -113,8 +123,12 @@ type Options struct {
 	// Git is the checkout GitRepositories are compared with by remote URL
 	// (nil: none); Sources maps GitRepositories, NAMESPACE/NAME, to
 	// checkouts whatever their URL.
-	Git     *gitops.Checkout
-	Sources map[string]*gitops.Checkout
+	Git *gitops.Checkout
+	// Declared, with Git, says whether the checkout declares an object
+	// suspended, and in which file: the object's holder's path, and the
+	// object. It makes the suspensions a ledger: each finding's Cause.
+	Declared func(holder string, o fleet.ObjectRef) (file string, ok bool)
+	Sources  map[string]*gitops.Checkout
 	// Checks are the integrations' parts of drift (provider.Set.DriftChecks).
 	Checks []fleet.DriftCheck
 }
@@ -162,7 +176,7 @@ func cluster(n *fleet.Node, opts *Options) []fleet.Finding {
 	}
 	out = append(out, versionSkew(n, opts)...)
 	if f := flux.Of(n); f != nil {
-		out = append(out, objects(f, opts)...)
+		out = append(out, objects(n.Path, f, opts)...)
 	}
 	return append(out, applications(n, opts)...)
 }
@@ -193,7 +207,7 @@ func applications(n *fleet.Node, opts *Options) []fleet.Finding {
 			out = append(out, fleet.Finding{Kind: SyncFailed, Object: ref, Expected: "Succeeded", Actual: a.Operation, Message: msg + held})
 		}
 		if a.Automated != nil && !*a.Automated {
-			fd, ok := suspension(flux.Object{Suspension: a.Suspension}, opts)
+			fd, ok := suspension(flux.Object{Suspension: a.Suspension}, *ref, a.Holder, opts)
 			if ok {
 				fd.Kind, fd.Object, fd.Expected, fd.Actual = AutoSyncOff, ref, "automated sync", "automated sync off"
 				fd.Message = strings.Replace(fd.Message, "suspended", "automated sync turned off", 1) + held
@@ -280,7 +294,7 @@ func versionSkew(n *fleet.Node, opts *Options) []fleet.Finding {
 	return out
 }
 
-func objects(f *flux.Status, opts *Options) []fleet.Finding {
+func objects(path string, f *flux.Status, opts *Options) []fleet.Finding {
 	sources := map[string]flux.Object{}
 	for _, o := range slices.Concat(f.Objects, f.HelmCharts) {
 		sources[o.Kind+"/"+o.Namespace+"/"+o.Name] = o
@@ -293,7 +307,7 @@ func objects(f *flux.Status, opts *Options) []fleet.Finding {
 			out = append(out, fd)
 		}
 		if o.Suspended {
-			if fd, ok := suspension(o, opts); ok {
+			if fd, ok := suspension(o, fleet.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}, path, opts); ok {
 				add(fd)
 			}
 			// A suspended object's status is frozen: what else is wrong
@@ -339,18 +353,24 @@ func older(stamp string, d time.Duration, now time.Time) bool {
 	return err != nil || now.Sub(t) > d
 }
 
-func suspension(o flux.Object, opts *Options) (fleet.Finding, bool) {
-	fd := fleet.Finding{Kind: Suspended, Expected: "reconciling", Actual: "suspended", Message: "suspended, by whom is not recorded"}
+func suspension(o flux.Object, ref fleet.ObjectRef, holder string, opts *Options) (fleet.Finding, bool) {
+	fd := fleet.Finding{Kind: Suspended, Expected: "reconciling", Actual: "suspended", Message: "suspended, by whom is not recorded", Cause: CauseUnexplained}
 	if s := o.Suspension; s != nil {
 		fd.Since = s.At
-		by := s.By
-		if by == "" {
-			by = "someone unrecorded"
+		fd.Message = "suspended by " + s.Describe()
+		fd.Cause = CauseSuspend
+		if s.Freeze != "" {
+			fd.Cause = CauseFreeze
 		}
-		fd.Message = "suspended by " + by
-		if s.Reason != "" {
-			fd.Message += ": " + s.Reason
+	}
+	if opts.Declared != nil {
+		if file, ok := opts.Declared(holder, ref); ok {
+			fd.Cause = CauseGit
+			fd.Message += "; declared in git: " + file
 		}
+	} else {
+		// The ledger's causes are the audit's, with --git.
+		fd.Cause = ""
 	}
 	if opts.MaxSuspendAge > 0 && fd.Since != "" && !older(fd.Since, opts.MaxSuspendAge, opts.Now) {
 		return fd, false

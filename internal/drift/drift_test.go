@@ -189,3 +189,44 @@ func TestChecksAddKinds(t *testing.T) {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
 }
+
+// With the audit's Declared (drift --git), each suspension says what
+// explains it: git, a freeze, suspend, or nothing; without it, none.
+func TestSuspensionCauses(t *testing.T) {
+	suspended := func(name string, s *ops.Suspension) flux.Object {
+		o := ready(flux.Object{Kind: "Kustomization", Name: name, Suspended: true})
+		o.Suspension = s
+		return o
+	}
+	n := node(
+		suspended("declared", &ops.Suspension{Fleet: true, By: "alice"}),
+		suspended("frozen", &ops.Suspension{Fleet: true, By: "alice", Reason: "INC-9", Freeze: "INC-9", At: ago(time.Hour)}),
+		suspended("suspended", &ops.Suspension{Fleet: true, By: "bob", Reason: "incident 41"}),
+		suspended("operator", &ops.Suspension{By: "flux-operator-user"}),
+		suspended("hand", nil),
+	)
+	declared := func(holder string, o fleet.ObjectRef) (string, bool) {
+		return "clusters/aws/a.yaml:3", holder == "aws/a" && o.Name == "declared"
+	}
+	got := map[string]fleet.Finding{}
+	for _, f := range drift.Find([]*fleet.Node{n}, drift.Options{Now: now, Declared: declared}) {
+		got[f.Object.Name] = f
+	}
+	want := map[string]struct{ cause, message string }{
+		"declared":  {drift.CauseGit, "suspended by alice; declared in git: clusters/aws/a.yaml:3"},
+		"frozen":    {drift.CauseFreeze, "suspended by alice: INC-9 (freeze INC-9)"},
+		"suspended": {drift.CauseSuspend, "suspended by bob: incident 41"},
+		"operator":  {drift.CauseSuspend, "suspended by flux-operator-user"},
+		"hand":      {drift.CauseUnexplained, "suspended, by whom is not recorded"},
+	}
+	for name, w := range want {
+		if f := got[name]; f.Cause != w.cause || f.Message != w.message {
+			t.Errorf("%s: cause %q, message %q; want %q, %q", name, f.Cause, f.Message, w.cause, w.message)
+		}
+	}
+	for _, f := range drift.Find([]*fleet.Node{n}, drift.Options{Now: now}) {
+		if f.Cause != "" {
+			t.Errorf("without --git, %s has a cause: %q", f.Object.Name, f.Cause)
+		}
+	}
+}

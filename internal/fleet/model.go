@@ -118,6 +118,9 @@ type Finding struct {
 	// Since is when the cluster recorded the state (RFC 3339), if it did.
 	Since   string `json:"since,omitempty"`
 	Message string `json:"message,omitempty" escape:"oneline"`
+	// Cause is what explains the finding, where the analysis knows:
+	// a suspension's, in drift's audit of suspensions against git.
+	Cause string `json:"cause,omitempty"`
 }
 
 // ObjectRef names an object of a cluster.

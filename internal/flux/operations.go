@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +58,12 @@ func (a Operations) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.S
 		case p.Verb == ops.Resume && o.Foreign() && !sel.IncludeForeign:
 			p.Hold(n, nil, &o, heldMessage(fo))
 		default:
-			p.Targets = append(p.Targets, ops.Target{Node: n, Object: o, Adapter: a, Client: c})
+			var after []string
+			for _, d := range fo.DependsOn {
+				ns, name, _ := strings.Cut(d, "/")
+				after = append(after, ops.Key(fo.Kind, ns, name))
+			}
+			p.Targets = append(p.Targets, ops.Target{Node: n, Object: o, Adapter: a, Client: c, After: after})
 		}
 	}
 }
@@ -231,7 +237,7 @@ func (f *fluxActor) suspend(ctx context.Context, t *ops.Target) ops.Result {
 	f.x.Acquire(ctx, func() {
 		rctx, cancel := f.x.Request(ctx)
 		defer cancel()
-		res, err = Suspend(rctx, t.Client, refOf(t), f.x.Actor, f.x.Reason, f.x.Now())
+		res, err = Suspend(rctx, t.Client, refOf(t), f.x.Record())
 	})
 	if err != nil {
 		return ops.Fail(err)

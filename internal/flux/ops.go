@@ -185,9 +185,11 @@ type SuspendResult struct {
 	RevertedBy string
 }
 
-// Suspend sets spec.suspend and records who suspended the object, why and
-// when. An object already suspended is reported, not written.
-func Suspend(ctx context.Context, c client.Client, ref Ref, actor, reason string, now time.Time) (*SuspendResult, error) {
+// Suspend sets spec.suspend and records who suspended the object, why,
+// when and in which freeze: kubectl fleet's annotations, and
+// flux-operator's suspendedBy. An object already suspended is reported,
+// not written.
+func Suspend(ctx context.Context, c client.Client, ref Ref, rec ops.Record) (*SuspendResult, error) {
 	// Who owns spec.suspend is read before the write: an update takes the
 	// field over from kustomize-controller, which will take it back.
 	var owner string
@@ -199,7 +201,9 @@ func Suspend(ctx context.Context, c client.Client, ref Ref, actor, reason string
 		if err := unstructured.SetNestedField(obj.Object, true, "spec", "suspend"); err != nil {
 			return false, err
 		}
-		obj.SetAnnotations(ops.RecordSuspension(obj.GetAnnotations(), actor, reason, now))
+		ann := ops.RecordSuspension(obj.GetAnnotations(), rec)
+		ann[FluxOperatorSuspendedBy] = rec.Actor
+		obj.SetAnnotations(ann)
 		return true, nil
 	})
 	if err != nil {
@@ -208,7 +212,8 @@ func Suspend(ctx context.Context, c client.Client, ref Ref, actor, reason string
 	return &SuspendResult{Changed: changed, RevertedBy: owner}, nil
 }
 
-// Resume clears spec.suspend and the suspend annotations and, as `flux
+// Resume clears spec.suspend and the suspend annotations (flux-operator's
+// suspendedBy with kubectl fleet's, which it came with) and, as `flux
 // resume` does, requests a reconciliation; it returns the request token.
 // An object that is not suspended is reported, not written.
 func Resume(ctx context.Context, c client.Client, ref Ref, now time.Time) (changed bool, token string, err error) {
@@ -218,7 +223,11 @@ func Resume(ctx context.Context, c client.Client, ref Ref, now time.Time) (chang
 			return false, nil
 		}
 		unstructured.RemoveNestedField(obj.Object, "spec", "suspend")
-		ann := ops.ClearSuspension(obj.GetAnnotations())
+		ann := obj.GetAnnotations()
+		if s := ops.SuspensionOf(ann); s != nil && s.Fleet {
+			delete(ann, FluxOperatorSuspendedBy)
+		}
+		ann = ops.ClearSuspension(ann)
 		ann[fluxmeta.ReconcileRequestAnnotation] = token
 		obj.SetAnnotations(ann)
 		return true, nil

@@ -22,6 +22,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
@@ -175,7 +176,7 @@ func TestSuspendAndResumeAreIdempotent(t *testing.T) {
 		return obj
 	}
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	res, err := flux.Suspend(context.Background(), c, ref, "alice", "INC-42", now)
+	res, err := flux.Suspend(context.Background(), c, ref, ops.Record{Actor: "alice", Reason: "INC-42", At: now})
 	if err != nil || !res.Changed || res.RevertedBy != "" {
 		t.Fatalf("Suspend = %+v, %v", res, err)
 	}
@@ -186,7 +187,7 @@ func TestSuspendAndResumeAreIdempotent(t *testing.T) {
 		t.Errorf("after suspend: suspend %v, annotations %v", s, ann)
 	}
 	rv := obj.GetResourceVersion()
-	if res, err := flux.Suspend(context.Background(), c, ref, "bob", "again", now); err != nil || res.Changed {
+	if res, err := flux.Suspend(context.Background(), c, ref, ops.Record{Actor: "bob", Reason: "again", At: now}); err != nil || res.Changed {
 		t.Errorf("second Suspend = %+v, %v; want unchanged", res, err)
 	}
 	if get().GetResourceVersion() != rv {
@@ -230,12 +231,12 @@ func TestSuspendWarnsWhenTheParentWillUndoIt(t *testing.T) {
 	if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(manifest), client.FieldOwner("kustomize-controller"), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
-	res, err := flux.Suspend(context.Background(), c, flux.Ref{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}, "alice", "", time.Now())
+	res, err := flux.Suspend(context.Background(), c, flux.Ref{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}, ops.Record{Actor: "alice", At: time.Now()})
 	if err != nil || !res.Changed || res.RevertedBy != "Kustomization flux-system/flux-system" {
 		t.Errorf("Suspend = %+v, %v; want it flagged as undone by Kustomization flux-system/flux-system", res, err)
 	}
 	// flux-system itself was created by hand: no warning.
-	res, err = flux.Suspend(context.Background(), c, ks, "alice", "", time.Now())
+	res, err = flux.Suspend(context.Background(), c, ks, ops.Record{Actor: "alice", Reason: "", At: time.Now()})
 	if err != nil || res.RevertedBy != "" {
 		t.Errorf("Suspend(flux-system) = %+v, %v; want no warning", res, err)
 	}
@@ -274,7 +275,7 @@ func TestSuspendAndResumeHoldUnderContention(t *testing.T) {
 	racing, patches := racingClient(t, c, 12, func(n int32) string { return fmt.Sprint(n) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := flux.Suspend(ctx, racing, ks, "tester", "contention", time.Now())
+	res, err := flux.Suspend(ctx, racing, ks, ops.Record{Actor: "tester", Reason: "contention", At: time.Now()})
 	if err != nil || !res.Changed {
 		t.Fatalf("suspend under contention: %+v, %v", res, err)
 	}

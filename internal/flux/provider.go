@@ -32,7 +32,7 @@ func (Provider) Kinds() provider.Kinds {
 }
 
 // Operations are the Flux kinds' adapter of the operations runner.
-func (Provider) Operations() ops.Adapter { return Operations{} }
+func (Provider) Operations() []ops.Adapter { return []ops.Adapter{Operations{}} }
 
 // Columns are Flux's columns, lines and describe line (Columns).
 func (Provider) Columns() []fleet.Column { return Columns() }

@@ -127,9 +127,10 @@ func mostCommon(counts map[string]int) string {
 	return best
 }
 
-// Annotations other tools write when they suspend an object:
-// flux-operator's names who did.
-const fluxOperatorSuspendedBy = "fluxcd.controlplane.io/suspendedBy"
+// FluxOperatorSuspendedBy is the annotation flux-operator writes, and its
+// UI and MCP server read, when it suspends an object: who did. kubectl
+// fleet's suspend and freeze write it too, and resume and thaw clear it.
+const FluxOperatorSuspendedBy = "fluxcd.controlplane.io/suspendedBy"
 
 // driftedCondition is helm-controller's drift detection condition.
 const driftedCondition = "Drifted"
@@ -143,12 +144,13 @@ func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspe
 	if c := apimeta.FindStatusCondition(conds, driftedCondition); c != nil && c.Status == metav1.ConditionTrue {
 		o.Drifted = &Condition{Reason: c.Reason, Message: c.Message, Since: timestamp(c.LastTransitionTime)}
 	}
-	a := meta.Annotations
-	if by := a[SuspendedByAnnotation] + a[SuspendReasonAnnotation] + a[SuspendedAtAnnotation] + a[fluxOperatorSuspendedBy]; by != "" {
-		o.Suspension = &ops.Suspension{By: a[SuspendedByAnnotation], Reason: a[SuspendReasonAnnotation], At: a[SuspendedAtAnnotation],
-			Fleet: a[SuspendedByAnnotation] != "" || a[SuspendedAtAnnotation] != ""}
+	o.Suspension = ops.SuspensionOf(meta.Annotations)
+	if by := meta.Annotations[FluxOperatorSuspendedBy]; by != "" {
+		if o.Suspension == nil {
+			o.Suspension = &ops.Suspension{}
+		}
 		if o.Suspension.By == "" {
-			o.Suspension.By = a[fluxOperatorSuspendedBy]
+			o.Suspension.By = by
 		}
 	}
 	return o

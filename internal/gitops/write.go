@@ -28,7 +28,10 @@ type GitConfig struct {
 // GitChange is a suspend or resume as edits of a checkout: what a commit
 // will carry.
 type GitChange struct {
-	Verb    ops.Verb
+	Verb ops.Verb
+	// Subject, when set, begins the commit message's first line: the
+	// change's name ("freeze INC-9").
+	Subject string
 	Results []ops.Result
 	Edits   []*Edit
 	// Clusters are the clusters the changed manifests reach.
@@ -198,6 +201,9 @@ func (c *GitChange) Message(reason, command string) string {
 		noun = "object"
 	}
 	var b strings.Builder
+	if c.Subject != "" {
+		b.WriteString(c.Subject + ": ")
+	}
 	fmt.Fprintf(&b, "%s %s on %s\n\n", c.Verb, fleet.Plural(len(changed), noun), fleet.Plural(len(c.Clusters), "cluster"))
 	if reason == "" {
 		reason = "none given"
@@ -277,4 +283,37 @@ func RunGit(ctx context.Context, change *GitChange, l *Locator, run GitRun) (*op
 	}
 	ops.Finish(report, run.Now().Sub(run.Started))
 	return report, nil
+}
+
+// Declared finds which of the plan's suspended targets the checkout
+// declares suspended: those whose manifest the target's adapter would not
+// change to suspend them. It returns, by DeclaredKey, the manifest's place
+// (FILE:LINE). A target whose manifest is not found, or is ambiguous, is
+// not declared.
+func Declared(plan *ops.Plan, l *Locator) map[string]string {
+	out := map[string]string{}
+	for _, t := range plan.Targets {
+		if !t.Object.Suspended {
+			continue
+		}
+		owner, _ := l.Owner(t.Node, t.Object.Labels)
+		m, err := l.Locate(Object{Group: t.Object.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}, owner)
+		if err != nil {
+			continue
+		}
+		e, err := l.Checkout.Edit(m.File)
+		if err != nil {
+			continue
+		}
+		if _, changed, leftAlone, err := t.Adapter.Edit(e.After, m.Doc, ops.Suspend); err == nil && !changed && leftAlone == "" {
+			out[DeclaredKey(t.Node.Path, t.Object.Kind, t.Object.Namespace, t.Object.Name)] = m.String()
+		}
+	}
+	return out
+}
+
+// DeclaredKey is an object's key in Declared: its holder's path and
+// the object.
+func DeclaredKey(holder, kind, namespace, name string) string {
+	return holder + "\x00" + ops.Key(kind, namespace, name)
 }

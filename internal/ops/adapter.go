@@ -54,6 +54,10 @@ type Kind struct {
 	Aliases []string
 	// Default kinds are acted on when --kind is not given.
 	Default bool
+	// Cluster kinds stand for a whole cluster (an Argo CD cluster
+	// Secret): freeze --clusters selects them; they are suspended and
+	// resumed, and not reconciled (the objects deploying to it are).
+	Cluster bool
 }
 
 // Kinds are the kinds of every adapter, in order.
@@ -141,6 +145,11 @@ func (x *Execution) WaitContext(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(ctx, x.WaitTimeout)
 }
 
+// Record is what a suspend of the execution records on an object.
+func (x *Execution) Record() Record {
+	return Record{Actor: x.Actor, Reason: x.Reason, At: x.Now(), Freeze: x.Freeze, Until: x.Until}
+}
+
 // Now is the clock of the annotations a write records.
 func (x *Execution) Now() time.Time { return x.Live.Now() }
 
@@ -153,6 +162,9 @@ func (x *Execution) SuspendOutcome(changed bool, done string) Result {
 	msg := done + "by " + x.Actor
 	if x.Reason != "" {
 		msg += ": " + x.Reason
+	}
+	if x.Freeze != "" {
+		msg += " (freeze " + x.Freeze + ")"
 	}
 	return Result{Result: Suspended, Message: msg}
 }

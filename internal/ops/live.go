@@ -11,8 +11,11 @@ import (
 // connections: every target at once, bounded by Concurrency requests in
 // flight, each by the actor its adapter starts for the execution.
 type Live struct {
-	// Actor and Reason are recorded by a suspend.
+	// Actor and Reason are recorded by a suspend; Freeze and Until too,
+	// by a freeze.
 	Actor, Reason string
+	Freeze        string
+	Until         time.Time
 	// Wait waits for each reconciled or resumed object to be reconciled
 	// and Ready, up to WaitTimeout, polling every PollInterval.
 	Wait         bool

@@ -55,7 +55,10 @@ type Result struct {
 	Failed bool `json:"failed"`
 	// Source marks an object reconciled as the source of a selected one
 	// (--with-source).
-	Source  bool    `json:"source,omitempty"`
+	Source bool `json:"source,omitempty"`
+	// Wave is the wave of an operation in dependency order (thaw): 1
+	// first.
+	Wave    int     `json:"wave,omitempty"`
 	Seconds float64 `json:"durationSeconds"`
 	Message string  `json:"message,omitempty" escape:"oneline"`
 	// Warning is something the operator should know about the result,

@@ -29,6 +29,9 @@ type Config struct {
 	// one call at a time.
 	Progress func(done, total int)
 	Executor Executor
+	// Ordered says the execution goes in waves (InOrder): a dry run
+	// says each target's wave.
+	Ordered bool
 	// Now is the clock of the report's duration, which counts from Started
 	// (the start of the command, say), or from the start of Run.
 	Now     func() time.Time
@@ -57,6 +60,14 @@ func Run(ctx context.Context, plan *Plan, cfg Config) (*Report, error) {
 		for i := range plan.Targets {
 			t := &plan.Targets[i]
 			results[i] = t.Adapter.Preview(plan, t)
+		}
+		if cfg.Ordered {
+			waves, _ := Waves(plan.Targets)
+			for w, idx := range waves {
+				for _, i := range idx {
+					results[i].Wave = w + 1
+				}
+			}
 		}
 	} else {
 		if cfg.Confirm != nil {

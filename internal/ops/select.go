@@ -67,6 +67,12 @@ type Selection struct {
 	// too; without it they are held: someone suspended them for their
 	// own reasons.
 	IncludeForeign bool
+	// Freeze, for a suspend, is the freeze it makes: an object already
+	// suspended, by anyone, is held, saying by whom.
+	Freeze string
+	// Thaw, for a resume, is the freeze it lifts: only the objects that
+	// freeze suspended are acted on; nothing else is reported.
+	Thaw string
 }
 
 // Matches reports whether o is of a selected kind, name, namespace and
@@ -112,6 +118,9 @@ type Target struct {
 	// Client reaches Node through the walk's connection; nil when the
 	// walk kept no connections (a dry run).
 	Client client.Client
+	// After are the objects on Node (Key) this one depends on: a resume
+	// in order (Waves) acts on them first.
+	After []string
 }
 
 // Plan is what an operation will do.
@@ -208,5 +217,66 @@ func Select[C kube.Connected](res *fleet.Result[C], verb Verb, sel Selection, ad
 			a.Select(plan, w, n, &sel)
 		}
 	}
+	switch {
+	case sel.Freeze != "":
+		plan.holdSuspended(sel.Freeze)
+	case sel.Thaw != "":
+		plan.onlyFrozen(sel.Thaw)
+	}
 	return plan
+}
+
+// holdSuspended holds the targets of a freeze that are suspended
+// already: a freeze records itself only where it suspends.
+func (p *Plan) holdSuspended(freeze string) {
+	var keep []Target
+	for _, t := range p.Targets {
+		if !t.Object.Suspended {
+			keep = append(keep, t)
+			continue
+		}
+		p.Held = append(p.Held, Result{Cluster: t.Node.Path, Target: t.To, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name,
+			Result: AlreadySuspended, Message: t.Object.Suspension.Already(freeze)})
+	}
+	p.Targets = keep
+}
+
+// Already says who suspended an object a freeze finds suspended.
+func (s *Suspension) Already(freeze string) string {
+	switch {
+	case s == nil || s.By == "" && s.Freeze == "":
+		return "already suspended, by whom is not recorded: left as it is, and not in freeze " + freeze
+	case s.Freeze == freeze:
+		return "already in freeze " + freeze
+	}
+	msg := "already suspended by " + s.Describe() + ": left as it is, and not in freeze " + freeze
+	return msg
+}
+
+// Describe is who suspended, why and in which freeze, as far as s says:
+// "bob: incident 41 (freeze INC-41)".
+func (s *Suspension) Describe() string {
+	who := s.By
+	if who == "" {
+		who = "someone unrecorded"
+	}
+	if s.Reason != "" {
+		who += ": " + s.Reason
+	}
+	if s.Freeze != "" {
+		who += " (freeze " + s.Freeze + ")"
+	}
+	return who
+}
+
+// onlyFrozen keeps the targets that freeze suspended, and no held
+// results: what is not the freeze's is none of a thaw's business.
+func (p *Plan) onlyFrozen(freeze string) {
+	var keep []Target
+	for _, t := range p.Targets {
+		if s := t.Object.Suspension; t.Object.Suspended && s != nil && s.Freeze == freeze {
+			keep = append(keep, t)
+		}
+	}
+	p.Targets, p.Held = keep, nil
 }

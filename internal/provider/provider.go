@@ -120,11 +120,11 @@ type Analyst interface {
 }
 
 // Operator is a provider with objects to reconcile, suspend and resume
-// (Flux's kinds, Argo CD's Applications): its adapter of the operations
-// runner.
+// (Flux's kinds, Argo CD's Applications and clusters): its adapters of
+// the operations runner, one per kind of object.
 type Operator interface {
 	Provider
-	Operations() ops.Adapter
+	Operations() []ops.Adapter
 }
 
 // Grouper is a provider whose facets place clusters in environments
@@ -236,7 +236,7 @@ func (s Set) DriftChecks() []fleet.DriftCheck {
 // Operations are every operator's adapter, in order: the order --kind
 // lists their kinds and a plan selects their objects.
 func (s Set) Operations() []ops.Adapter {
-	return gather(s, func(p Operator) []ops.Adapter { return []ops.Adapter{p.Operations()} })
+	return gather(s, func(p Operator) []ops.Adapter { return p.Operations() })
 }
 
 // EnvKinds are every grouper's kind of environment, in order.

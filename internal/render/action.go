@@ -22,6 +22,10 @@ func ActionTable(w io.Writer, r *ops.Report, opts ActionOptions) error {
 	r = escape.Copy(r)
 	st := newStyles(w, opts.Color)
 	rows := make([][]string, 0, len(r.Results))
+	waves := false
+	for _, res := range r.Results {
+		waves = waves || res.Wave > 0
+	}
 	for _, res := range r.Results {
 		object := "-"
 		if res.Kind != "" {
@@ -33,14 +37,28 @@ func ActionTable(w io.Writer, r *ops.Report, opts ActionOptions) error {
 		if res.Target != nil {
 			object += " → " + fleet.DisplayPath(*res.Target)
 		}
-		rows = append(rows, []string{fleet.DisplayPath(res.Cluster), object, string(res.Result), duration(res.Seconds), dash(oneLine(res.Message))})
+		row := []string{fleet.DisplayPath(res.Cluster), object, string(res.Result), duration(res.Seconds), dash(oneLine(res.Message))}
+		if waves {
+			wave := "-"
+			if res.Wave > 0 {
+				wave = fmt.Sprint(res.Wave)
+			}
+			row = append(row[:2:2], append([]string{wave}, row[2:]...)...)
+		}
+		rows = append(rows, row)
 	}
 	headers := []string{"CLUSTER", "OBJECT", "RESULT", "DURATION", "MESSAGE"}
+	resultCol := 2
+	if waves {
+		// A thaw's: the order the waves went in.
+		headers = []string{"CLUSTER", "OBJECT", "WAVE", "RESULT", "DURATION", "MESSAGE"}
+		resultCol = 3
+	}
 	var b strings.Builder
 	b.WriteString(drawTable(st, headers, rows, func(row, col int) int {
 		res := r.Results[row]
 		switch {
-		case col != 2:
+		case col != resultCol:
 			return plain
 		case res.Failed:
 			return bad

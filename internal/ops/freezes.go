@@ -1,0 +1,153 @@
+package ops
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+)
+
+// Freeze is a freeze in force across the fleet, as the objects it
+// suspended record it.
+type Freeze struct {
+	Name string `json:"name"`
+	// By are who froze, Reasons why: each distinct one, in order.
+	By      []string `json:"by"`
+	Reasons []string `json:"reasons,omitempty" escape:"oneline"`
+	// Since is the first suspension of the freeze (RFC 3339); Until the
+	// latest end any of them recorded, if any did.
+	Since string `json:"since,omitempty"`
+	Until string `json:"until,omitempty"`
+	// Overdue: Until has passed, and the freeze is still in force.
+	Overdue bool `json:"overdue"`
+	Objects int  `json:"objects"`
+	// Clusters are the paths of the clusters the frozen objects act on.
+	Clusters []string `json:"clusters"`
+}
+
+// Frozen is the plan's targets that a freeze suspended.
+func Frozen(p *Plan) []Target {
+	var out []Target
+	for _, t := range p.Targets {
+		if s := t.Object.Suspension; t.Object.Suspended && s != nil && s.Freeze != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// actsOn is the path of the cluster a target acts for: the one it
+// deploys to, when it says, else its holder.
+func actsOn(t *Target) string {
+	if t.To != nil {
+		return *t.To
+	}
+	return t.Node.Path
+}
+
+// Freezes are the freezes that suspended the targets, by name.
+func Freezes(targets []Target, now time.Time) []Freeze {
+	byName := map[string]*Freeze{}
+	var names []string
+	for i := range targets {
+		t := &targets[i]
+		s := t.Object.Suspension
+		if s == nil || s.Freeze == "" || !t.Object.Suspended {
+			continue
+		}
+		f := byName[s.Freeze]
+		if f == nil {
+			f = &Freeze{Name: s.Freeze, By: []string{}, Clusters: []string{}}
+			byName[s.Freeze] = f
+			names = append(names, s.Freeze)
+		}
+		f.Objects++
+		addOnce(&f.By, s.By)
+		addOnce(&f.Reasons, s.Reason)
+		if path := actsOn(t); !slices.Contains(f.Clusters, path) {
+			f.Clusters = append(f.Clusters, path) // "" is the root
+		}
+		if s.At != "" && (f.Since == "" || s.At < f.Since) {
+			f.Since = s.At
+		}
+		if s.Until != "" && s.Until > f.Until {
+			f.Until = s.Until
+		}
+	}
+	slices.Sort(names)
+	out := make([]Freeze, 0, len(names))
+	for _, name := range names {
+		f := byName[name]
+		sort.Slice(f.Clusters, func(i, j int) bool { return fleet.ComparePaths(f.Clusters[i], f.Clusters[j]) < 0 })
+		f.Overdue = (&Suspension{Freeze: name, Until: f.Until}).Overdue(now)
+		out = append(out, *f)
+	}
+	return out
+}
+
+func addOnce(list *[]string, s string) {
+	if s != "" && !slices.Contains(*list, s) {
+		*list = append(*list, s)
+	}
+}
+
+// frozenFacet is the freezes in force on a cluster: those that suspended
+// objects acting on it.
+type frozenFacet []string
+
+func (frozenFacet) FromParent() bool { return false }
+
+func (f frozenFacet) JSONFields() []fleet.JSONField {
+	return []fleet.JSONField{{Key: "frozen", After: "error", Value: []string(f), OmitEmpty: true}}
+}
+
+const frozenFacetName = "freeze"
+
+// MarkFrozen records on each cluster the freezes that suspended objects
+// acting on it (FrozenColumn shows them).
+func MarkFrozen(p *Plan, nodes map[string]*fleet.Node) {
+	by := map[string][]string{}
+	for _, t := range Frozen(p) {
+		path := actsOn(&t)
+		if !slices.Contains(by[path], t.Object.Suspension.Freeze) {
+			by[path] = append(by[path], t.Object.Suspension.Freeze)
+		}
+	}
+	for path, names := range by {
+		if n := nodes[path]; n != nil {
+			slices.Sort(names)
+			n.SetFacet(frozenFacetName, frozenFacet(names))
+		}
+	}
+}
+
+// FreezesOn are the freezes MarkFrozen found on n.
+func FreezesOn(n *fleet.Node) []string {
+	f, _ := n.Facet(frozenFacetName).(frozenFacet)
+	return f
+}
+
+// FrozenColumn is the tree's and the list's FROZEN column: the freezes
+// in force on each cluster, shown where some cluster is frozen.
+func FrozenColumn() fleet.Column {
+	return fleet.Column{
+		Header: "FROZEN", After: "VERSION",
+		Cell: func(n *fleet.Node) (string, fleet.Health) {
+			names := FreezesOn(n)
+			if len(names) == 0 {
+				return "", fleet.HealthNone
+			}
+			return "❄ " + strings.Join(names, ","), fleet.HealthWarn
+		},
+		Title: "Frozen", DescribeAfter: "Nodes",
+		Describe: func(n *fleet.Node) (string, fleet.Health, string) {
+			names := FreezesOn(n)
+			if len(names) == 0 {
+				return "", fleet.HealthNone, ""
+			}
+			return strings.Join(names, ","), fleet.HealthWarn, ""
+		},
+	}
+}
