@@ -55,6 +55,7 @@ func TestArgoCDControllers(t *testing.T) {
 	t.Run("ReconcileWaitsForTheController", argoCDReconcileWait(f))
 	t.Run("HardRefreshSyncsANewCommit", argoCDHardRefresh(f))
 	t.Run("SuspendedSyncsNothingUntilResumed", argoCDSuspendResume(f))
+	t.Run("Freeze", argoCDFreeze(f))
 }
 
 // The fleet as the controller has left it: every Application compared with
