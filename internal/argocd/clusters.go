@@ -101,30 +101,33 @@ func (a Clusters) Select(p *ops.Plan, w *ops.Walked, n *fleet.Node, sel *ops.Sel
 	p.Targets = append(p.Targets, ops.Target{Node: parent, To: &to, Object: o, Adapter: a, Item: apps, Client: w.Client(parent)})
 }
 
-// clusterAfter is what an Application deploying to n through its
-// holder's cluster Secret waits for in a resume in order: that Secret.
+// holderSecret is the cluster Secret through which app's holder deploys
+// to its destination, and what the walk read of it; false when app
+// deploys to no walked cluster, or not through a Secret of its holder.
+func holderSecret(w *ops.Walked, app *Application) (fleet.Edge, Address, bool) {
+	if app.Target == nil || w.Node(*app.Target) == nil {
+		return fleet.Edge{}, Address{}, false
+	}
+	e, parent, addr, ok := secretTarget(w, w.Node(*app.Target))
+	if !ok || parent.Path != app.Holder {
+		return fleet.Edge{}, Address{}, false
+	}
+	return e, addr, true
+}
+
+// clusterAfter is what an Application waits for in a resume in order:
+// its holderSecret.
 func clusterAfter(w *ops.Walked, app *Application) []string {
-	if app.Target == nil {
-		return nil
-	}
-	n := w.Node(*app.Target)
-	if n == nil {
-		return nil
-	}
-	if e, parent, _, ok := secretTarget(w, n); ok && parent.Path == app.Holder {
+	if e, _, ok := holderSecret(w, app); ok {
 		return []string{ops.Key(ClusterKind, e.Namespace, e.Name)}
 	}
 	return nil
 }
 
-// clusterSkipped reports whether the cluster Secret through which app's
-// holder deploys to its destination has skip-reconcile.
+// clusterSkipped reports whether app's holderSecret has skip-reconcile.
 func clusterSkipped(w *ops.Walked, app *Application) bool {
-	if app.Target == nil || w.Node(*app.Target) == nil {
-		return false
-	}
-	_, parent, addr, ok := secretTarget(w, w.Node(*app.Target))
-	return ok && parent.Path == app.Holder && addr.SkipReconcile
+	_, addr, ok := holderSecret(w, app)
+	return ok && addr.SkipReconcile
 }
 
 // Preview is what the verb would do, known from the walk.

@@ -107,7 +107,6 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 	if err != nil {
 		return nil, err
 	}
-	o.markFrozen(res)
 	if o.deps.Walked != nil {
 		o.deps.Walked(res)
 	}
@@ -118,11 +117,12 @@ func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...flee
 }
 
 // markFrozen records on each walked cluster the freezes in force on it,
-// for the FROZEN column.
+// for the FROZEN column and the nodes' JSON: tree, list and describe
+// show them; no other command pays for it.
 func (o *RootOptions) markFrozen(res *fleet.Result[*reach.Cluster]) {
 	nodes := map[string]*fleet.Node{}
 	res.Root.Walk(func(n *fleet.Node) { nodes[n.Path] = n })
-	ops.MarkFrozen(ops.Select(res, ops.Resume, o.everything(), o.Providers.Operations()), nodes)
+	ops.MarkFrozen(o.everything(res), nodes)
 }
 
 // columns are the tree's, the list's and describe's columns: the

@@ -117,6 +117,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	o.markFrozen(res)
 	cfg := describer.Config{Timeout: o.Timeout, Checks: o.Providers.DriftChecks(), Now: time.Now(), Linkers: o.Providers.Linkers(), Parts: o.Providers.DescribeParts()}
 	if p, ok := o.Providers.Describer(res.Selected[0]); ok {
 		opts := describe.Options{ShowConditions: o.ShowConditions, Grouping: o.Grouping, Echo: o.Echo}

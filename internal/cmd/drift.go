@@ -209,9 +209,9 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	now := o.now()
 	dopts := o.options(now)
 	if o.checkout != nil {
-		declared := gitops.Declared(ops.Select(res, ops.Resume, o.everything(), o.Providers.Operations()), o.locator(res.Root))
+		declared := gitops.Declared(o.everything(res), o.locator(res.Root))
 		dopts.Declared = func(holder string, r fleet.ObjectRef) (string, bool) {
-			file, ok := declared[gitops.DeclaredKey(holder, r.Kind, r.Namespace, r.Name)]
+			file, ok := declared[ops.KeyOn(holder, ops.Key(r.Kind, r.Namespace, r.Name))]
 			return file, ok
 		}
 	}

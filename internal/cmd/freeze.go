@@ -115,9 +115,7 @@ func (o *OperationOptions) completeFreeze() error {
 	case ops.Resume:
 		o.selection.Thaw = o.freeze
 		if len(o.Kinds) == 0 {
-			for _, k := range ops.Kinds(o.Providers.Operations()) {
-				o.selection.Kinds[k.Name] = true
-			}
+			o.selection.Kinds = o.allKinds()
 		}
 	}
 	return nil

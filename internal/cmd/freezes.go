@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
@@ -92,9 +93,9 @@ func (o *FreezesOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plan := ops.Select(res, ops.Resume, o.everything(), o.Providers.Operations())
+	plan := o.everything(res)
 	now := o.now()
-	report := FreezesReport{Freezes: ops.Freezes(ops.Frozen(plan), now), Unreached: plan.Unreached}
+	report := FreezesReport{Freezes: ops.Freezes(plan.Targets, now), Unreached: plan.Unreached}
 	for _, u := range plan.Unreached {
 		printLine(o.ErrOut, "%s: %s", fleet.DisplayPath(u.Cluster), u.Message)
 	}
@@ -114,12 +115,18 @@ func (o *FreezesOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// everything selects every object of every kind the operations know,
-// suspended by anyone: what a freeze may have suspended.
-func (o *RootOptions) everything() ops.Selection {
-	sel := ops.Selection{Kinds: map[string]bool{}, IncludeForeign: true}
+// allKinds are every kind the operations know.
+func (o *RootOptions) allKinds() map[string]bool {
+	kinds := map[string]bool{}
 	for _, k := range ops.Kinds(o.Providers.Operations()) {
-		sel.Kinds[k.Name] = true
+		kinds[k.Name] = true
 	}
-	return sel
+	return kinds
+}
+
+// everything is every object of every kind the operations know on the
+// walked clusters, suspended by anyone, as a resume would select them:
+// what a freeze may have suspended, and where to find who did.
+func (o *RootOptions) everything(res *fleet.Result[*reach.Cluster]) *ops.Plan {
+	return ops.Select(res, ops.Resume, ops.Selection{Kinds: o.allKinds(), IncludeForeign: true}, o.Providers.Operations())
 }

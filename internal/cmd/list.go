@@ -153,6 +153,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	o.markFrozen(res)
 	var rows []*fleet.Node
 	for _, n := range res.Nodes() {
 		if o.selector.Empty() || (n.Path != "" && o.selector.Matches(labels.Set(n.Labels))) {

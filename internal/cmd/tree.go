@@ -156,6 +156,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	o.markFrozen(res)
 	// PATH alone is drawn from its cluster; with environments, from the
 	// root, with the clusters on the way to each selection.
 	node := res.Root

@@ -354,23 +354,23 @@ func older(stamp string, d time.Duration, now time.Time) bool {
 }
 
 func suspension(o flux.Object, ref fleet.ObjectRef, holder string, opts *Options) (fleet.Finding, bool) {
-	fd := fleet.Finding{Kind: Suspended, Expected: "reconciling", Actual: "suspended", Message: "suspended, by whom is not recorded", Cause: CauseUnexplained}
+	fd := fleet.Finding{Kind: Suspended, Expected: "reconciling", Actual: "suspended", Message: "suspended, by whom is not recorded"}
+	cause := CauseUnexplained
 	if s := o.Suspension; s != nil {
 		fd.Since = s.At
 		fd.Message = "suspended by " + s.Describe()
-		fd.Cause = CauseSuspend
+		cause = CauseSuspend
 		if s.Freeze != "" {
-			fd.Cause = CauseFreeze
+			cause = CauseFreeze
 		}
 	}
+	// The causes are the audit's, with --git.
 	if opts.Declared != nil {
 		if file, ok := opts.Declared(holder, ref); ok {
-			fd.Cause = CauseGit
+			cause = CauseGit
 			fd.Message += "; declared in git: " + file
 		}
-	} else {
-		// The ledger's causes are the audit's, with --git.
-		fd.Cause = ""
+		fd.Cause = cause
 	}
 	if opts.MaxSuspendAge > 0 && fd.Since != "" && !older(fd.Since, opts.MaxSuspendAge, opts.Now) {
 		return fd, false

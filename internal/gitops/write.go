@@ -287,7 +287,7 @@ func RunGit(ctx context.Context, change *GitChange, l *Locator, run GitRun) (*op
 
 // Declared finds which of the plan's suspended targets the checkout
 // declares suspended: those whose manifest the target's adapter would not
-// change to suspend them. It returns, by DeclaredKey, the manifest's place
+// change to suspend them. It returns, by ops.KeyOn, the manifest's place
 // (FILE:LINE). A target whose manifest is not found, or is ambiguous, is
 // not declared.
 func Declared(plan *ops.Plan, l *Locator) map[string]string {
@@ -306,14 +306,8 @@ func Declared(plan *ops.Plan, l *Locator) map[string]string {
 			continue
 		}
 		if _, changed, leftAlone, err := t.Adapter.Edit(e.After, m.Doc, ops.Suspend); err == nil && !changed && leftAlone == "" {
-			out[DeclaredKey(t.Node.Path, t.Object.Kind, t.Object.Namespace, t.Object.Name)] = m.String()
+			out[ops.KeyOn(t.Node.Path, ops.Key(t.Object.Kind, t.Object.Namespace, t.Object.Name))] = m.String()
 		}
 	}
 	return out
-}
-
-// DeclaredKey is an object's key in Declared: its holder's path and
-// the object.
-func DeclaredKey(holder, kind, namespace, name string) string {
-	return holder + "\x00" + ops.Key(kind, namespace, name)
 }

@@ -27,17 +27,6 @@ type Freeze struct {
 	Clusters []string `json:"clusters"`
 }
 
-// Frozen is the plan's targets that a freeze suspended.
-func Frozen(p *Plan) []Target {
-	var out []Target
-	for _, t := range p.Targets {
-		if s := t.Object.Suspension; t.Object.Suspended && s != nil && s.Freeze != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // actsOn is the path of the cluster a target acts for: the one it
 // deploys to, when it says, else its holder.
 func actsOn(t *Target) string {
@@ -47,21 +36,22 @@ func actsOn(t *Target) string {
 	return t.Node.Path
 }
 
-// Freezes are the freezes that suspended the targets, by name.
+// Freezes are the freezes that suspended some of the targets, by name.
 func Freezes(targets []Target, now time.Time) []Freeze {
 	byName := map[string]*Freeze{}
 	var names []string
 	for i := range targets {
 		t := &targets[i]
-		s := t.Object.Suspension
-		if s == nil || s.Freeze == "" || !t.Object.Suspended {
+		name := t.Object.Freeze()
+		if name == "" {
 			continue
 		}
-		f := byName[s.Freeze]
+		s := t.Object.Suspension
+		f := byName[name]
 		if f == nil {
-			f = &Freeze{Name: s.Freeze, By: []string{}, Clusters: []string{}}
-			byName[s.Freeze] = f
-			names = append(names, s.Freeze)
+			f = &Freeze{Name: name, By: []string{}, Clusters: []string{}}
+			byName[name] = f
+			names = append(names, name)
 		}
 		f.Objects++
 		addOnce(&f.By, s.By)
@@ -109,10 +99,10 @@ const frozenFacetName = "freeze"
 // acting on it (FrozenColumn shows them).
 func MarkFrozen(p *Plan, nodes map[string]*fleet.Node) {
 	by := map[string][]string{}
-	for _, t := range Frozen(p) {
-		path := actsOn(&t)
-		if !slices.Contains(by[path], t.Object.Suspension.Freeze) {
-			by[path] = append(by[path], t.Object.Suspension.Freeze)
+	for i := range p.Targets {
+		t := &p.Targets[i]
+		if name, path := t.Object.Freeze(), actsOn(t); name != "" && !slices.Contains(by[path], name) {
+			by[path] = append(by[path], name)
 		}
 	}
 	for path, names := range by {

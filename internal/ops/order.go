@@ -11,13 +11,14 @@ import (
 // After names those it waits for: KIND/NAMESPACE/NAME.
 func Key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
-// depth is how far below the root the cluster a target acts for is: the
-// one it deploys to (To) when it says, else the one that holds it.
+// KeyOn names an object across the fleet: the path of the cluster that
+// holds it, and its Key there.
+func KeyOn(holder, key string) string { return holder + "\x00" + key }
+
+// depth is how far below the root the cluster a target acts for is
+// (actsOn).
 func depth(t *Target) int {
-	path := t.Node.Path
-	if t.To != nil {
-		path = *t.To
-	}
+	path := actsOn(t)
 	if path == "" {
 		return 0
 	}
@@ -49,7 +50,7 @@ func Waves(targets []Target) (waves [][]int, cycle map[int]bool) {
 		at := map[string]int{}
 		for _, i := range idx {
 			t := &targets[i]
-			at[t.Node.Path+"\x00"+Key(t.Object.Kind, t.Object.Namespace, t.Object.Name)] = i
+			at[KeyOn(t.Node.Path, Key(t.Object.Kind, t.Object.Namespace, t.Object.Name))] = i
 		}
 		level := map[int]int{}
 		// Each round places those whose dependencies are placed, one
@@ -63,7 +64,7 @@ func Waves(targets []Target) (waves [][]int, cycle map[int]bool) {
 				}
 				l, ready := 0, true
 				for _, dep := range targets[i].After {
-					j, ok := at[targets[i].Node.Path+"\x00"+dep]
+					j, ok := at[KeyOn(targets[i].Node.Path, dep)]
 					if !ok || j == i {
 						continue
 					}

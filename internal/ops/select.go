@@ -96,6 +96,15 @@ type Object struct {
 	Suspension *Suspension
 }
 
+// Freeze names the freeze that suspended o; "" when o is not suspended,
+// or not by a freeze.
+func (o *Object) Freeze() string {
+	if !o.Suspended || o.Suspension == nil {
+		return ""
+	}
+	return o.Suspension.Freeze
+}
+
 // Foreign reports whether o is suspended, and not by kubectl fleet.
 func (o *Object) Foreign() bool {
 	return o.Suspended && (o.Suspension == nil || !o.Suspension.Fleet)
@@ -249,8 +258,7 @@ func (s *Suspension) Already(freeze string) string {
 	case s.Freeze == freeze:
 		return "already in freeze " + freeze
 	}
-	msg := "already suspended by " + s.Describe() + ": left as it is, and not in freeze " + freeze
-	return msg
+	return "already suspended by " + s.Describe() + ": left as it is, and not in freeze " + freeze
 }
 
 // Describe is who suspended, why and in which freeze, as far as s says:
@@ -274,7 +282,7 @@ func (s *Suspension) Describe() string {
 func (p *Plan) onlyFrozen(freeze string) {
 	var keep []Target
 	for _, t := range p.Targets {
-		if s := t.Object.Suspension; t.Object.Suspended && s != nil && s.Freeze == freeze {
+		if t.Object.Freeze() == freeze {
 			keep = append(keep, t)
 		}
 	}

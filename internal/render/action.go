@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ func ActionTable(w io.Writer, r *ops.Report, opts ActionOptions) error {
 			if res.Wave > 0 {
 				wave = fmt.Sprint(res.Wave)
 			}
-			row = append(row[:2:2], append([]string{wave}, row[2:]...)...)
+			row = slices.Insert(row, 2, wave)
 		}
 		rows = append(rows, row)
 	}
