@@ -65,6 +65,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "fleet %q: %d clusters on %d apiservers; kubeconfig %s\n", f.Spec.Name, len(f.Members), f.Servers(), f.Kubeconfig)
 	fmt.Fprintln(stdout, "ready")
 	<-ctx.Done()
+	// A spec with churn updated objects all along: say how many.
+	if n := f.Churned(); n > 0 {
+		fmt.Fprintf(stderr, "churn: %d updates\n", n)
+	}
 	fmt.Fprintln(stderr, "stopping the sandbox fleet")
 	return f.Stop()
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
@@ -66,13 +67,14 @@ func Probe[C kube.Connected]() fleet.Probe[C] {
 	})
 }
 
+// applications is the walk's list of Applications: what it shows of each.
+var applications = kube.Lister[Application]{Name: "argocd applications", GVK: ApplicationGVK(), Rows: true, Keep: keepApplication}
+
 // Applications lists the Applications of every namespace through c; nil
 // and no error when the cluster serves none. An error to list them is
 // recorded in State.Error, and returned.
 func Applications(ctx context.Context, c *kube.Conn) (*State, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(ApplicationGVK().GroupVersion().WithKind("ApplicationList"))
-	err := c.List(ctx, list)
+	apps, err := applications.List(ctx, c)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, nil
@@ -84,18 +86,101 @@ func Applications(ctx context.Context, c *kube.Conn) (*State, error) {
 	if err != nil {
 		return &State{Installed: true, Applications: []Application{}, Error: err.Error()}, err
 	}
-	out := &State{Installed: true, Applications: make([]Application, 0, len(list.Items))}
-	for i := range list.Items {
-		out.Applications = append(out.Applications, applicationOf(&list.Items[i]))
-	}
-	sort.Slice(out.Applications, func(i, j int) bool {
-		a, b := out.Applications[i], out.Applications[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
+	// In the list's order: by namespace, then name.
+	return &State{Installed: true, Applications: apps}, nil
+}
+
+// applicationJSON is what the walk reads of an Application: a few fields
+// of the 20 to 200 KB Argo CD writes (the status of every resource it
+// manages, twice, and its sync history), which are skipped unread.
+type applicationJSON struct {
+	kube.Object
+	Spec struct {
+		Project     string              `json:"project"`
+		Source      *applicationSource  `json:"source"`
+		Sources     []applicationSource `json:"sources"`
+		Destination struct {
+			Server string `json:"server"`
+			Name   string `json:"name"`
+		} `json:"destination"`
+		SyncPolicy *struct {
+			Automated *struct {
+				Enabled *bool `json:"enabled"`
+			} `json:"automated"`
+		} `json:"syncPolicy"`
+	} `json:"spec"`
+	Status struct {
+		Sync struct {
+			Status   string `json:"status"`
+			Revision string `json:"revision"`
+		} `json:"sync"`
+		Health struct {
+			Status string `json:"status"`
+		} `json:"health"`
+		OperationState struct {
+			Phase   string `json:"phase"`
+			Message string `json:"message"`
+		} `json:"operationState"`
+		ReconciledAt string `json:"reconciledAt"`
+	} `json:"status"`
+}
+
+type applicationSource struct {
+	RepoURL        string `json:"repoURL"`
+	Path           string `json:"path"`
+	TargetRevision string `json:"targetRevision"`
+}
+
+// keepApplication reads what the walk shows of an Application. An
+// Application whose fields are not of the types Argo CD writes (no
+// apiserver that validates it would serve it) is read field by field
+// instead (applicationOf), each of the wrong type as absent.
+func keepApplication(raw []byte) (client.ObjectKey, Application, bool, error) {
+	var j applicationJSON
+	if err := kube.Decode(raw, &j); err != nil {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return client.ObjectKey{}, Application{}, false, err
 		}
-		return a.Name < b.Name
-	})
-	return out, nil
+		return client.ObjectKeyFromObject(u), applicationOf(u), true, nil
+	}
+	m := &j.Metadata
+	a := Application{
+		Namespace: m.Namespace, Name: m.Name, Labels: m.Labels, Project: j.Spec.Project,
+		Sync: j.Status.Sync.Status, Revision: j.Status.Sync.Revision, Health: j.Status.Health.Status,
+		Operation: j.Status.OperationState.Phase, Message: j.Status.OperationState.Message, ReconciledAt: j.Status.ReconciledAt,
+	}
+	src := j.Spec.Source
+	if (src == nil || src.RepoURL == "") && len(j.Spec.Sources) > 0 { // a multi-source Application: its first source
+		src = &j.Spec.Sources[0]
+	}
+	if src != nil {
+		a.RepoURL, a.Path, a.TargetRevision = src.RepoURL, src.Path, src.TargetRevision
+	}
+	a.Destination = j.Spec.Destination.Server
+	if a.Destination == "" && j.Spec.Destination.Name != "" {
+		a.Destination = "name " + j.Spec.Destination.Name
+	}
+	if p := j.Spec.SyncPolicy; p != nil && p.Automated != nil {
+		enabled := p.Automated.Enabled == nil || *p.Automated.Enabled
+		a.Automated = &enabled
+	}
+	annotate(&a, m.Annotations, m.OwnerReferences)
+	return m.Key(), a, true, nil
+}
+
+// annotate sets what an Application's annotations and owners say.
+func annotate(a *Application, ann map[string]string, owners []metav1.OwnerReference) {
+	a.SkipReconcile = ann[SkipReconcileAnnotation] == "true"
+	a.Suspension = ops.SuspensionOf(ann)
+	for _, ref := range owners {
+		if ref.Kind == "ApplicationSet" {
+			gv, err := schema.ParseGroupVersion(ref.APIVersion)
+			if err == nil && gv.Group == "argoproj.io" {
+				a.AppSet = ref.Name
+			}
+		}
+	}
 }
 
 // applicationOf reads what the walk shows of an Application. Every field
@@ -142,16 +227,6 @@ func applicationOf(u *unstructured.Unstructured) Application {
 		}
 		a.Automated = &enabled
 	}
-	ann := u.GetAnnotations()
-	a.SkipReconcile = ann[SkipReconcileAnnotation] == "true"
-	a.Suspension = ops.SuspensionOf(ann)
-	for _, ref := range u.GetOwnerReferences() {
-		if ref.Kind == "ApplicationSet" {
-			gv, err := schema.ParseGroupVersion(ref.APIVersion)
-			if err == nil && gv.Group == "argoproj.io" {
-				a.AppSet = ref.Name
-			}
-		}
-	}
+	annotate(&a, u.GetAnnotations(), u.GetOwnerReferences())
 	return a
 }

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
@@ -36,8 +35,7 @@ func (Source) Kind() string { return Edge }
 // that forbids the list, most often) is partial: the cluster's children by
 // other edges stand, and the error says which are missing.
 func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Found, error) {
-	list := &corev1.SecretList{}
-	err := conn.List(ctx, list, client.MatchingLabels{SecretTypeLabel: SecretTypeCluster})
+	secrets, err := clusterSecrets.List(ctx, conn)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, nil
@@ -47,13 +45,7 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 		return nil, reach.Partial(fmt.Errorf("failed to list Argo CD cluster Secrets: %w", err))
 	}
 	var found []reach.Found
-	for i := range list.Items {
-		s := &list.Items[i]
-		// A server may ignore the selector: a Secret without the label is
-		// no cluster of Argo CD's.
-		if s.Labels[SecretTypeLabel] != SecretTypeCluster || string(s.Data[KeyServer]) == InClusterServer {
-			continue
-		}
+	for _, s := range secrets {
 		src := kubeconfig.Source{Namespace: s.Namespace, Name: s.Name}
 		kc, kcErr := Kubeconfig(src, s.Data)
 		child := fleet.Child{Name: childName(s), Namespace: s.Namespace, Labels: s.Labels,
@@ -83,9 +75,45 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Fo
 	return found, nil
 }
 
+// keptCluster is what the walk keeps of an Argo CD cluster Secret: its
+// metadata and the keys of its data that say how to reach the cluster.
+type keptCluster struct {
+	Namespace, Name     string
+	Labels, Annotations map[string]string
+	Data                map[string][]byte
+}
+
+// clusterSecrets are the cluster Secrets of every namespace, but the
+// in-cluster one, which is the holder itself.
+var clusterSecrets = kube.Lister[keptCluster]{
+	Name: "argocd clusters", GVK: corev1.SchemeGroupVersion.WithKind("Secret"),
+	LabelSelector: SecretTypeLabel + "=" + SecretTypeCluster,
+	Keep: kube.KeepAs(func(s secretJSON) (keptCluster, bool) {
+		// A server may ignore the selector: a Secret without the label is
+		// no cluster of Argo CD's.
+		if s.Metadata.Labels[SecretTypeLabel] != SecretTypeCluster || string(s.Data[KeyServer]) == InClusterServer {
+			return keptCluster{}, false
+		}
+		data := map[string][]byte{}
+		for _, k := range []string{KeyName, KeyServer, KeyConfig} {
+			if v, ok := s.Data[k]; ok {
+				data[k] = v
+			}
+		}
+		m := s.Metadata
+		return keptCluster{Namespace: m.Namespace, Name: m.Name, Labels: m.Labels, Annotations: m.Annotations, Data: data}, true
+	}),
+}
+
+// secretJSON is what is read of a Secret.
+type secretJSON struct {
+	kube.Object
+	Data map[string][]byte `json:"data"`
+}
+
 // childName is the cluster's name in Argo CD (the Secret's name key) when
 // it is a name a path can hold, else the Secret's name.
-func childName(s *corev1.Secret) string {
+func childName(s keptCluster) string {
 	if name := string(s.Data[KeyName]); name != "" && len(validation.IsDNS1123Subdomain(name)) == 0 {
 		return name
 	}

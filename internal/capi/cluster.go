@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 management clusters are still common: reading falls back to it
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
@@ -75,9 +76,8 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	reach.Holding(ctx) // a management cluster: the gated sources start now
 	var ahead *readAhead
 	if connect {
-		list := &corev1.SecretList{}
-		if err := conn.List(ctx, list, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("type", string(clusterv1.ClusterSecretType))}); err == nil {
-			ahead = keepKubeconfigs(children, list)
+		if secrets, err := kubeconfigSecrets.List(ctx, conn); err == nil {
+			ahead = keepKubeconfigs(children, secrets)
 		}
 	}
 	found := make([]reach.Found, len(children))
@@ -101,36 +101,79 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	return found, nil
 }
 
+// clustersV1beta2 and clustersV1beta1 are the lists of CAPI Clusters: the
+// child each names, and what CAPI reports of it.
+var (
+	clustersV1beta2 = kube.Lister[fleet.Child]{Name: "capi clusters", GVK: clusterv1.GroupVersion.WithKind("Cluster"),
+		Keep: kube.KeepAs(func(c clusterJSON[clusterv1.ClusterSpec, clusterv1.ClusterStatus]) (fleet.Child, bool) {
+			return childFromV1beta2(&clusterv1.Cluster{ObjectMeta: c.objectMeta(), Spec: c.Spec, Status: c.Status}), true
+		})}
+	clustersV1beta1 = kube.Lister[fleet.Child]{Name: "capi clusters", GVK: clusterv1beta1.GroupVersion.WithKind("Cluster"),
+		Keep: kube.KeepAs(func(c clusterJSON[clusterv1beta1.ClusterSpec, clusterv1beta1.ClusterStatus]) (fleet.Child, bool) {
+			return childFromV1beta1(&clusterv1beta1.Cluster{ObjectMeta: c.objectMeta(), Spec: c.Spec, Status: c.Status}), true
+		})}
+)
+
+// clusterJSON is a Cluster as the walk reads it: its spec and status, and
+// of its metadata what a child shows (not the managedFields server-side
+// apply writes, often most of a Cluster).
+type clusterJSON[S, T any] struct {
+	kube.Object
+	Spec   S `json:"spec"`
+	Status T `json:"status"`
+}
+
+func (c clusterJSON[S, T]) objectMeta() metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: c.Metadata.Name, Namespace: c.Metadata.Namespace, Labels: c.Metadata.Labels}
+}
+
 func listClusters(ctx context.Context, conn *kube.Conn) ([]fleet.Child, error) {
-	list := &clusterv1.ClusterList{}
-	err := conn.List(ctx, list)
+	children, err := clustersV1beta2.List(ctx, conn)
 	if errors.Is(err, kube.ErrNotServed) {
 		return childrenV1beta1(ctx, conn)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to list CAPI Clusters: %w", err)
 	}
-	out := make([]fleet.Child, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, childFromV1beta2(&list.Items[i]))
-	}
-	return out, nil
+	return children, nil
 }
 
 func childrenV1beta1(ctx context.Context, conn *kube.Conn) ([]fleet.Child, error) {
-	list := &clusterv1beta1.ClusterList{}
-	err := conn.List(ctx, list)
+	children, err := clustersV1beta1.List(ctx, conn)
 	if errors.Is(err, kube.ErrNotServed) {
 		return nil, nil // not a management cluster
 	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to list CAPI Clusters (v1beta1): %w", err)
 	}
-	out := make([]fleet.Child, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, childFromV1beta1(&list.Items[i]))
-	}
-	return out, nil
+	return children, nil
+}
+
+// kubeconfig is a kubeconfig a Secret CAPI writes holds.
+type keptKubeconfig struct {
+	Key   string // namespace/name
+	Value []byte
+}
+
+// kubeconfigSecrets are the kubeconfigs of the Secrets CAPI writes (type
+// cluster.x-k8s.io/secret): of those a cluster has (its CA, etcd CA,
+// service account keys, front proxy CA, kubeconfigs), only the
+// kubeconfigs are kept, and of each only its value.
+var kubeconfigSecrets = kube.Lister[keptKubeconfig]{
+	Name: "capi kubeconfigs", GVK: corev1.SchemeGroupVersion.WithKind("Secret"),
+	FieldSelector: fields.OneTermEqualSelector("type", string(clusterv1.ClusterSecretType)).String(),
+	Keep: kube.KeepAs(func(s struct {
+		kube.Object
+		Data struct {
+			Value []byte `json:"value"`
+		} `json:"data"`
+	}) (keptKubeconfig, bool) {
+		name := s.Metadata.Name
+		if !strings.HasSuffix(name, "-kubeconfig") && !strings.HasSuffix(name, "-kubeconfig-user") {
+			return keptKubeconfig{}, false
+		}
+		return keptKubeconfig{Key: s.Metadata.Namespace + "/" + name, Value: s.Data.Value}, true
+	}),
 }
 
 // readAhead holds the children's kubeconfigs Children read, by
@@ -140,9 +183,8 @@ type readAhead struct {
 	kubeconfigs map[string][]byte
 }
 
-// keepKubeconfigs keeps, of the Secrets listed, the kubeconfig of each
-// child; the rest (CA keys and the like) is dropped with the list.
-func keepKubeconfigs(children []fleet.Child, secrets *corev1.SecretList) *readAhead {
+// keepKubeconfigs keeps, of the kubeconfigs listed, those of children.
+func keepKubeconfigs(children []fleet.Child, secrets []keptKubeconfig) *readAhead {
 	want := map[string]bool{}
 	for _, ch := range children {
 		want[ch.Namespace+"/"+ch.KubeconfigSecret] = true
@@ -151,10 +193,9 @@ func keepKubeconfigs(children []fleet.Child, secrets *corev1.SecretList) *readAh
 		}
 	}
 	r := &readAhead{kubeconfigs: map[string][]byte{}}
-	for i := range secrets.Items {
-		s := &secrets.Items[i]
-		if key := s.Namespace + "/" + s.Name; want[key] {
-			r.kubeconfigs[key] = s.Data[KubeconfigKey]
+	for _, s := range secrets {
+		if want[s.Key] {
+			r.kubeconfigs[s.Key] = s.Value
 		}
 	}
 	return r

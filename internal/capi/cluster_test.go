@@ -218,7 +218,11 @@ func TestChildrenReadKubeconfigsAhead(t *testing.T) {
 	if calls.lists != 1 {
 		t.Fatalf("%d lists; want 1", calls.lists)
 	}
-	kept := keepKubeconfigs(children, &corev1.SecretList{Items: []corev1.Secret{*kubeconfigSecret("team-a"), *unrelated}})
+	var secrets []keptKubeconfig
+	for _, s := range []*corev1.Secret{kubeconfigSecret("team-a"), unrelated} {
+		secrets = append(secrets, keptKubeconfig{Key: s.Namespace + "/" + s.Name, Value: s.Data[KubeconfigKey]})
+	}
+	kept := keepKubeconfigs(children, secrets)
 	if len(kept.kubeconfigs) != 1 {
 		t.Errorf("kept %d kubeconfigs; want team-a's alone", len(kept.kubeconfigs))
 	}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -62,10 +61,8 @@ func (Source) Gated() {}
 // facet names the clustersets of all, so that --env selects the cluster
 // by any.
 func (s Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.Found, error) {
-	list := &unstructured.UnstructuredList{}
 	gvk := GVK()
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	err := conn.List(ctx, list)
+	list, err := kube.Lister[*unstructured.Unstructured]{Name: "cluster profiles", GVK: gvk, Keep: kube.KeepWhole[unstructured.Unstructured]}.List(ctx, conn)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, nil
@@ -74,13 +71,13 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.
 	case err != nil:
 		return nil, reach.Partial(fmt.Errorf("failed to list ClusterProfiles: %w", err))
 	}
-	if len(list.Items) == 0 {
+	if len(list) == 0 {
 		return nil, nil
 	}
 	sets := clusterSets(ctx, conn)
-	profiles := make([]*profile, len(list.Items))
-	for i := range list.Items {
-		profiles[i] = read(&list.Items[i])
+	profiles := make([]*profile, len(list))
+	for i, u := range list {
+		profiles[i] = read(u)
 	}
 	slices.SortStableFunc(profiles, func(a, b *profile) int { return strings.Compare(a.namespace, b.namespace) })
 	var clusters []*cluster
@@ -108,17 +105,24 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, _ bool) ([]reach.
 // of their multicluster.x-k8s.io/clusterset label. A user who may not
 // list namespaces sees no clusterset; nothing else is lost.
 func clusterSets(ctx context.Context, conn *kube.Conn) map[string]string {
-	list := &corev1.NamespaceList{}
-	if err := conn.List(ctx, list, client.HasLabels{ClusterSetLabel}); err != nil {
+	list, err := namespaceSets.List(ctx, conn)
+	if err != nil {
 		klog.V(2).InfoS("ClusterProfiles' clustersets unknown: failed to list namespaces", "host", conn.Host(), "err", err)
 		return nil
 	}
-	sets := make(map[string]string, len(list.Items))
-	for _, ns := range list.Items {
-		sets[ns.Name] = ns.Labels[ClusterSetLabel]
+	sets := make(map[string]string, len(list))
+	for _, ns := range list {
+		sets[ns[0]] = ns[1]
 	}
 	return sets
 }
+
+// namespaceSets are the namespaces bound to a clusterset, each as its
+// name and its clusterset.
+var namespaceSets = kube.Lister[[2]string]{Name: "clusterprofile sets", GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), LabelSelector: ClusterSetLabel,
+	Keep: kube.KeepAs(func(ns kube.Object) ([2]string, bool) {
+		return [2]string{ns.Metadata.Name, ns.Metadata.Labels[ClusterSetLabel]}, true
+	})}
 
 // clusterKey names a cluster among the profiles of a management
 // cluster: its cluster manager, and the profile's name, which a manager

@@ -36,12 +36,21 @@ func (o *RootOptions) connector(policy kubeconfig.Policy, shortLived bool) (*rea
 	if err != nil {
 		return nil, err
 	}
-	return &reach.Connector{Policy: policy, Sources: o.Providers.Sources(), Route: route, Kube: kube.NewConnector(s, o.Providers.APIs(), kube.Options{
+	opts := kube.Options{
 		UserAgent:  "kubectl-fleet/" + version.Get().Version,
 		Requests:   o.requests,
 		Dial:       o.deps.Dial,
 		ShortLived: shortLived,
-	})}, nil
+		ChunkSize:  o.ChunkSize,
+		Retain:     o.retain,
+	}
+	if o.ChunkSize == 0 {
+		opts.ChunkSize = -1 // one request
+	}
+	if o.deps.Connections != nil {
+		o.deps.Connections(&opts)
+	}
+	return &reach.Connector{Policy: policy, Sources: o.Providers.Sources(), Route: route, Kube: kube.NewConnector(s, o.Providers.APIs(), opts)}, nil
 }
 
 // writeRequestLog writes the request log, if one was kept.

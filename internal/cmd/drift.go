@@ -192,7 +192,7 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 		return &ExitError{Code: ExitDriftError, Err: err}
 	}
 	opts := o.Options(o.paths, -1)
-	opts.KeepConnections = o.Watch
+	opts.KeepConnections, o.retain = o.Watch, o.Watch
 	res, err := o.walk(ctx, opts, drift.Probe[*reach.Cluster]())
 	if err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}

@@ -148,7 +148,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		return err
 	}
 	opts := o.Options(o.paths, -1)
-	opts.KeepConnections = o.Watch
+	opts.KeepConnections, o.retain = o.Watch, o.Watch
 	res, err := o.walk(ctx, opts, o.probes()...)
 	if err != nil {
 		return err

@@ -39,6 +39,7 @@ const (
 	flagConcurrency = "concurrency"
 	flagDepth       = "depth"
 	flagAllowExec   = "allow-exec"
+	flagChunkSize   = "chunk-size"
 )
 
 // Values of --color.
@@ -73,8 +74,15 @@ type RootOptions struct {
 	// "flux fleet" when the flux CLI runs this binary as its plugin.
 	Name string
 
+	// ChunkSize is how many objects each request of a list asks for
+	// (--chunk-size, as kubectl's); 0 reads each list in one request.
+	ChunkSize int64
+
 	requests *kube.RequestLog
 	deps     Deps
+	// retain makes the walk keep what it reads of each cluster for a
+	// watch to keep up to date (kube.Options.Retain): --watch.
+	retain bool
 
 	// loaded are the operator's settings, read once (loadSettings): a
 	// pointer, shared by the copies of the options a command makes.
@@ -99,6 +107,10 @@ type Deps struct {
 	// MCPTransport, when set, is what `mcp` serves on instead of stdio or
 	// HTTP: the tests' in-memory client.
 	MCPTransport mcp.Transport
+	// Connections, when set, changes the options of every connection
+	// before the first is made: the tests' bounds on a list, and their
+	// hooks between its pages.
+	Connections func(*kube.Options)
 }
 
 // NewCmdRoot builds the kubectl fleet command tree, reaching clusters
@@ -115,6 +127,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
 		Color:       colorAuto,
+		ChunkSize:   kube.DefaultChunkSize,
 		Getenv:      os.Getenv,
 		Name:        name,
 		Providers:   registry.Providers(),
@@ -151,6 +164,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 	flags.StringVar(&o.Kuberc, flagKuberc, "", "Path to the kuberc file whose credentialPluginPolicy and credentialPluginAllowlist apply (default KUBERC, else ~/.kube/kuberc)")
 	flags.StringVar(&o.FleetConfig, flagFleetConfig, "", "Path to kubectl fleet's config file: allowed plugins tied to servers, default credentials, routes (default ~/.kube/fleet.yaml)")
 	flags.StringVar(&o.Credentials, flagCredentials, "", "Which kubeconfig reaches each cluster: admin (CAPI's CLUSTER-kubeconfig), user (the provider's user kubeconfig, which logs in as you), or user,admin (user, else admin); default the fleet config's, else admin")
+	flags.Int64Var(&o.ChunkSize, flagChunkSize, o.ChunkSize, "Read lists in pages of this many objects, as kubectl does (0: each list in one request)")
 	o.Providers.AddFlags(flags)
 	addKlogVerbosity(root)
 	completeValues(root, flagColor, colorAuto, colorAlways, colorNever)
@@ -252,6 +266,9 @@ func (o *RootOptions) validateShared() error {
 	case colorAuto, colorAlways, colorNever:
 	default:
 		errs = append(errs, fmt.Errorf("invalid --%s %q: use auto, always or never", flagColor, o.Color))
+	}
+	if o.ChunkSize < 0 {
+		errs = append(errs, fmt.Errorf("invalid --%s %d: give a page size, or 0 to read each list in one request", flagChunkSize, o.ChunkSize))
 	}
 	s, err := o.loadSettings()
 	if err != nil {

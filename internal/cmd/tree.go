@@ -151,7 +151,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 		paths = [][]fleet.Segment{o.segments}
 	}
 	opts := o.Options(paths, o.Depth)
-	opts.KeepConnections = o.Watch
+	opts.KeepConnections, o.retain = o.Watch, o.Watch
 	res, err := o.walk(ctx, opts, o.probes()...)
 	if err != nil {
 		return err

@@ -75,8 +75,16 @@ func (w *watching) errors() string {
 // test ends it.
 func startWatch(t *testing.T, kubeconfig string, args ...string) *watching {
 	t.Helper()
+	return startWatchWith(t, nil, kubeconfig, args...)
+}
+
+// startWatchWith is startWatch with env added to the process's
+// environment.
+func startWatchWith(t *testing.T, env []string, kubeconfig string, args ...string) *watching {
+	t.Helper()
 	w := &watching{events: make(chan streamEvent, 4096), done: make(chan struct{})}
 	w.cmd = exec.Command(plugin(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	w.cmd.Env = append(os.Environ(), env...)
 	w.cmd.Stderr = w
 	out, err := w.cmd.StdoutPipe()
 	if err != nil {

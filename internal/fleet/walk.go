@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/idle"
 )
 
 // Credentialed is a Cluster that says what reached it (Node.Credential)
@@ -139,8 +141,11 @@ type Options struct {
 	Everything bool
 	// Concurrency bounds how many clusters are talked to at once.
 	Concurrency int
-	// Timeout bounds the time spent on one cluster: reading its kubeconfig
-	// Secret, connecting, and every read of its state. It starts when the
+	// Timeout bounds the time one cluster may keep the walk waiting:
+	// reading its kubeconfig Secret, connecting, and every read of its
+	// state, but for a list whose pages keep coming, each within Timeout
+	// of the last (a cluster that answers a lot is read to the end; one
+	// that stops answering, at any point, is not). It starts when the
 	// cluster's turn comes, so waiting for a slot never counts against it.
 	Timeout time.Duration
 	// KeepConnections keeps every connection open for what runs after the
@@ -492,8 +497,10 @@ func (w *walker[C]) read(ctx context.Context, node *Node, connect func(context.C
 	}
 	defer func() { <-w.sem }()
 	if w.opts.Timeout > 0 {
+		// The cluster has Timeout to answer each read, and as long as the
+		// pages of its lists keep coming, to read them all (idle.Progress).
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.opts.Timeout)
+		ctx, cancel = idle.WithTimeout(ctx, w.opts.Timeout)
 		defer cancel()
 	}
 

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 )
@@ -32,7 +31,9 @@ type Kind struct {
 	Owner bool
 
 	newList func() client.ObjectList
-	items   func(client.ObjectList) []Object
+	// lister lists the kind's objects and keeps what the walk shows of
+	// each; nil for a kind that is not read.
+	lister *kube.Lister[Object]
 }
 
 // Kinds is the registry, in the order kinds are listed and acted on. It is
@@ -45,22 +46,22 @@ func Kinds() []Kind {
 	return []Kind{
 		{Name: kustomizev1.KustomizationKind, API: api(kustomizev1.GroupVersion, kustomizev1.KustomizationKind, "kustomizations"),
 			Aliases: []string{"kustomization", "ks"}, Listed: true, Owner: true,
-			newList: func() client.ObjectList { return &kustomizev1.KustomizationList{} }, items: kustomizations},
+			newList: func() client.ObjectList { return &kustomizev1.KustomizationList{} }, lister: lister(kustomization)},
 		{Name: helmv2.HelmReleaseKind, API: api(helmv2.GroupVersion, helmv2.HelmReleaseKind, "helmreleases"),
 			Aliases: []string{"helmrelease", "hr"}, Listed: true, Owner: true,
-			newList: func() client.ObjectList { return &helmv2.HelmReleaseList{} }, items: helmReleases},
+			newList: func() client.ObjectList { return &helmv2.HelmReleaseList{} }, lister: lister(helmRelease)},
 		{Name: sourcev1.GitRepositoryKind, API: api(sourcev1.GroupVersion, sourcev1.GitRepositoryKind, "gitrepositories"),
 			Aliases: []string{"gitrepository", "gitrepo"}, Listed: true,
-			newList: func() client.ObjectList { return &sourcev1.GitRepositoryList{} }, items: gitRepositories},
+			newList: func() client.ObjectList { return &sourcev1.GitRepositoryList{} }, lister: lister(gitRepository)},
 		{Name: sourcev1.OCIRepositoryKind, API: api(sourcev1.GroupVersion, sourcev1.OCIRepositoryKind, "ocirepositories"),
 			Aliases: []string{"ocirepository", "ocirepo"}, Listed: true,
-			newList: func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, items: ociRepositories},
+			newList: func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, lister: lister(ociRepository)},
 		{Name: sourcev1.HelmRepositoryKind, API: api(sourcev1.GroupVersion, sourcev1.HelmRepositoryKind, "helmrepositories"),
 			Aliases: []string{"helmrepository", "helmrepo"}, Listed: true,
-			newList: func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, items: helmRepositories},
+			newList: func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, lister: lister(helmRepository)},
 		{Name: sourcev1.HelmChartKind, API: api(sourcev1.GroupVersion, sourcev1.HelmChartKind, "helmcharts"),
 			Aliases: []string{"helmchart"},
-			newList: func() client.ObjectList { return &sourcev1.HelmChartList{} }, items: helmCharts},
+			newList: func() client.ObjectList { return &sourcev1.HelmChartList{} }, lister: lister(helmChart)},
 		{Name: sourcev1.BucketKind, API: api(sourcev1.GroupVersion, sourcev1.BucketKind, "buckets"),
 			Aliases: []string{"bucket"}},
 	}
@@ -186,26 +187,27 @@ func gvk(kind string) (schema.GroupVersionKind, error) {
 	return schema.GroupVersionKind{}, fmt.Errorf("unknown Flux kind %q", kind)
 }
 
-// Decode reads a list of the kind, as JSON (a list the apiserver sent, or
-// {"items": [OBJECT]} around one object of a watch event), as the walk
-// reads its own lists.
-func (k Kind) Decode(list []byte) ([]Object, error) {
-	if k.newList == nil || !k.Listed {
-		return nil, fmt.Errorf("%s is not a kind the walk lists", k.Name)
-	}
-	l := k.newList()
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(list, l); err != nil {
-		return nil, fmt.Errorf("failed to decode %s: %w", k.Name, err)
-	}
-	return k.items(l), nil
+// lister is the Lister of a kind whose objects decode into T (a Flux
+// API type), each read into an Object by object.
+func lister[T any, P interface {
+	*T
+	client.Object
+}](object func(P) Object) *kube.Lister[Object] {
+	return &kube.Lister[Object]{Keep: func(raw []byte) (client.ObjectKey, Object, bool, error) {
+		var x T
+		p := P(&x)
+		if err := kube.Decode(raw, p); err != nil {
+			return client.ObjectKey{}, Object{}, false, err
+		}
+		return client.ObjectKeyFromObject(p), object(p), true, nil
+	}}
 }
 
-// KindOf returns the listed kind the apiserver serves as gvk.
-func KindOf(gvk schema.GroupVersionKind) (Kind, bool) {
-	for _, k := range ListedKinds() {
-		if k.API.GVK == gvk {
-			return k, true
-		}
-	}
-	return Kind{}, false
+// Lister is the kind's Lister: every object of every namespace, as the
+// walk shows it. The kind must be read (HelmChart, or a Listed one).
+func (k Kind) Lister() kube.Lister[Object] {
+	l := *k.lister
+	// The walk's kinds are each object a row of the watch's stream.
+	l.Name, l.GVK, l.Rows = "flux "+k.Name, k.API.GVK, k.Listed
+	return l
 }

@@ -39,12 +39,9 @@ func Probe[C kube.Connected]() fleet.Probe[C] {
 // returned, and recorded in Status.Error, with what could be read.
 func Read(ctx context.Context, c *kube.Conn) (*Status, error) {
 	kinds := ListedKinds()
-	lists := make([]client.ObjectList, len(kinds))
+	objects := make([][]Object, len(kinds))
 	errs := make([]error, len(kinds))
-	for i, k := range kinds {
-		lists[i] = k.newList()
-	}
-	fleet.Parallel(len(kinds), func(i int) { errs[i] = c.List(ctx, lists[i]) })
+	fleet.Parallel(len(kinds), func(i int) { objects[i], errs[i] = kinds[i].Lister().List(ctx, c) })
 	out := &Status{Objects: []Object{}}
 	var failed []error
 	for i, k := range kinds {
@@ -60,7 +57,7 @@ func Read(ctx context.Context, c *kube.Conn) (*Status, error) {
 			continue
 		}
 		out.Installed = true
-		out.Objects = append(out.Objects, k.items(lists[i])...)
+		out.Objects = append(out.Objects, objects[i]...)
 	}
 	Summarize(out)
 	if err := errors.Join(failed...); err != nil {
@@ -185,19 +182,15 @@ func fullRef(kind, namespace, name, defaultNamespace string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-func kustomizations(l client.ObjectList) []Object {
-	var out []Object
-	for _, x := range l.(*kustomizev1.KustomizationList).Items {
-		o := object(kustomizev1.KustomizationKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.LastAppliedRevision, x.Status.ObservedGeneration)
-		s := x.Spec.SourceRef
-		o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
-		o.ArtifactSource = fullRef(s.Kind, s.Namespace, s.Name, x.Namespace)
-		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
-		o.AttemptedRevision, o.Path = x.Status.LastAttemptedRevision, x.Spec.Path
-		o.DependsOn = dependsOn(x.GetDependsOn(), x.Namespace)
-		out = append(out, o)
-	}
-	return out
+func kustomization(x *kustomizev1.Kustomization) Object {
+	o := object(kustomizev1.KustomizationKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.LastAppliedRevision, x.Status.ObservedGeneration)
+	s := x.Spec.SourceRef
+	o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
+	o.ArtifactSource = fullRef(s.Kind, s.Namespace, s.Name, x.Namespace)
+	o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
+	o.AttemptedRevision, o.Path = x.Status.LastAttemptedRevision, x.Spec.Path
+	o.DependsOn = dependsOn(x.GetDependsOn(), x.Namespace)
+	return o
 }
 
 // dependsOn is NAMESPACE/NAME of each dependency, in the object's
@@ -214,36 +207,32 @@ func dependsOn(deps []fluxmeta.DependencyReference, namespace string) []string {
 	return out
 }
 
-func helmReleases(l client.ObjectList) []Object {
-	var out []Object
-	for _, x := range l.(*helmv2.HelmReleaseList).Items {
-		rev := x.Status.LastAttemptedRevision
-		if h := x.Status.History.Latest(); h != nil {
-			rev = h.ChartVersion
-		}
-		o := object(helmv2.HelmReleaseKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, rev, x.Status.ObservedGeneration)
-		switch {
-		case x.Spec.ChartRef != nil:
-			c := x.Spec.ChartRef
-			o.SourceRef = ref(c.Kind, c.Namespace, c.Name)
-			o.ArtifactSource = fullRef(c.Kind, c.Namespace, c.Name, x.Namespace)
-		case x.Spec.Chart != nil:
-			s := x.Spec.Chart.Spec.SourceRef
-			o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
-			if ns, name, ok := strings.Cut(x.Status.HelmChart, "/"); ok {
-				o.ArtifactSource = fullRef(sourcev1.HelmChartKind, ns, name, x.Namespace)
-			}
-		}
-		o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
-		o.AttemptedRevision = x.Status.LastAttemptedRevision
-		var deps []fluxmeta.DependencyReference
-		for _, d := range x.GetDependsOn() {
-			deps = append(deps, fluxmeta.DependencyReference{Namespace: d.Namespace, Name: d.Name})
-		}
-		o.DependsOn = dependsOn(deps, x.Namespace)
-		out = append(out, o)
+func helmRelease(x *helmv2.HelmRelease) Object {
+	rev := x.Status.LastAttemptedRevision
+	if h := x.Status.History.Latest(); h != nil {
+		rev = h.ChartVersion
 	}
-	return out
+	o := object(helmv2.HelmReleaseKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, rev, x.Status.ObservedGeneration)
+	switch {
+	case x.Spec.ChartRef != nil:
+		c := x.Spec.ChartRef
+		o.SourceRef = ref(c.Kind, c.Namespace, c.Name)
+		o.ArtifactSource = fullRef(c.Kind, c.Namespace, c.Name, x.Namespace)
+	case x.Spec.Chart != nil:
+		s := x.Spec.Chart.Spec.SourceRef
+		o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
+		if ns, name, ok := strings.Cut(x.Status.HelmChart, "/"); ok {
+			o.ArtifactSource = fullRef(sourcev1.HelmChartKind, ns, name, x.Namespace)
+		}
+	}
+	o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
+	o.AttemptedRevision = x.Status.LastAttemptedRevision
+	var deps []fluxmeta.DependencyReference
+	for _, d := range x.GetDependsOn() {
+		deps = append(deps, fluxmeta.DependencyReference{Namespace: d.Namespace, Name: d.Name})
+	}
+	o.DependsOn = dependsOn(deps, x.Namespace)
+	return o
 }
 
 // source is a source object with its artifact.
@@ -256,55 +245,39 @@ func source(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspe
 	return o
 }
 
-func gitRepositories(l client.ObjectList) []Object {
-	var out []Object
-	for _, x := range l.(*sourcev1.GitRepositoryList).Items {
-		o := source(sourcev1.GitRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
-		o.URL = x.Spec.URL
-		if r := x.Spec.Reference; r != nil {
-			o.Branch = r.Branch
-		}
-		out = append(out, o)
+func gitRepository(x *sourcev1.GitRepository) Object {
+	o := source(sourcev1.GitRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
+	o.URL = x.Spec.URL
+	if r := x.Spec.Reference; r != nil {
+		o.Branch = r.Branch
 	}
-	return out
+	return o
 }
 
-func ociRepositories(l client.ObjectList) []Object {
-	var out []Object
-	for _, x := range l.(*sourcev1.OCIRepositoryList).Items {
-		out = append(out, source(sourcev1.OCIRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
-	}
-	return out
+func ociRepository(x *sourcev1.OCIRepository) Object {
+	return source(sourcev1.OCIRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
 }
 
-func helmRepositories(l client.ObjectList) []Object {
-	var out []Object
-	for _, x := range l.(*sourcev1.HelmRepositoryList).Items {
-		out = append(out, source(sourcev1.HelmRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
-	}
-	return out
+func helmRepository(x *sourcev1.HelmRepository) Object {
+	return source(sourcev1.HelmRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
 }
 
-func helmCharts(l client.ObjectList) []Object {
-	var out []Object
-	for _, x := range l.(*sourcev1.HelmChartList).Items {
-		out = append(out, source(sourcev1.HelmChartKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration))
-	}
-	return out
+func helmChart(x *sourcev1.HelmChart) Object {
+	return source(sourcev1.HelmChartKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
 }
 
 // HelmCharts lists the HelmCharts of every namespace through c: the
 // artifacts HelmReleases apply. A cluster that does not serve them has none.
 func HelmCharts(ctx context.Context, c *kube.Conn) ([]Object, error) {
 	k, _ := KindNamed(sourcev1.HelmChartKind)
-	list := k.NewList()
-	if err := c.List(ctx, list); err != nil {
+	charts, err := k.Lister().List(ctx, c)
+	if err != nil {
 		if errors.Is(err, kube.ErrNotServed) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("list HelmCharts: %w", err)
 	}
-	return k.items(list), nil
+	return charts, nil
 }
 
 // versionLabel is the label flux install puts on every Flux CRD: the

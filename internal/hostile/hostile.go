@@ -3,8 +3,10 @@
 // tests: it hangs after accepting a connection or after the TLS handshake,
 // sends an endless body, redirects to plain http elsewhere, reports a new
 // identity on every request while its Secrets point back at itself, dies
-// in the middle of a walk, or serves names and messages full of terminal
-// escape sequences. It serves just enough of the Kubernetes API for
+// in the middle of a walk, serves names and messages full of terminal
+// escape sequences, or misbehaves in the pages of a list (continue tokens
+// without end, pages without end, a page that never comes, an expired
+// continue token). It serves just enough of the Kubernetes API for
 // kubectl fleet's walk: /version, the kube-system Namespace, CAPI
 // Clusters, their kubeconfig Secrets and Kustomizations; and, when given
 // Objects, the Argo CD cluster Secrets and Applications and the OCM
@@ -59,6 +61,21 @@ const (
 	// GarbageWatch serves lists as Friendly does, and answers a watch
 	// with bytes that are no event and never end.
 	GarbageWatch Behaviour = "garbage-watch"
+	// EndlessContinue serves its Kustomizations in pages that each hand
+	// out a continue token, without end.
+	EndlessContinue Behaviour = "endless-continue"
+	// StallMidList serves the first page of its Kustomizations with a
+	// continue token, and never answers the next: an apiserver that
+	// stops answering in the middle of a list.
+	StallMidList Behaviour = "stall-mid-list"
+	// EndlessPages serves its Kustomizations in pages of a MiB each,
+	// each with a continue token, without end: pages that together pass
+	// any bound on the bytes of a list.
+	EndlessPages Behaviour = "endless-pages"
+	// ExpiredContinue answers the first continue of its Kustomizations'
+	// list 410 Expired, as an apiserver whose snapshot of the first page
+	// is gone, and serves the list again from the start.
+	ExpiredContinue Behaviour = "expired-continue"
 )
 
 // Escapes are the terminal escape sequences a hostile server puts in the
@@ -117,6 +134,7 @@ type Server struct {
 	watches  atomic.Int64
 	streamed atomic.Int64
 	uid      atomic.Int64
+	expired  atomic.Bool
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -307,6 +325,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, s.clusterList())
+	case path == "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations" && s.pages():
+		s.servePage(w, r)
 	case path == "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations" && len(s.Kustomizations) > 0:
 		writeJSON(w, s.kustomizationList())
 	default:
@@ -395,6 +415,66 @@ func (s *Server) secretList() map[string]any {
 		})
 	}
 	return map[string]any{"apiVersion": "v1", "kind": "SecretList", "metadata": map[string]any{"resourceVersion": "1"}, "items": items}
+}
+
+// pages reports whether the server misbehaves in the pages of a list.
+func (s *Server) pages() bool {
+	switch s.Behaviour {
+	case EndlessContinue, StallMidList, EndlessPages, ExpiredContinue:
+		return true
+	}
+	return false
+}
+
+// servePage serves a page of the Kustomizations' list as the server's
+// behaviour has it: page N of a continue token "page-N".
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
+	page := 1
+	if c := r.URL.Query().Get("continue"); c != "" {
+		_, _ = fmt.Sscanf(c, "page-%d", &page)
+	}
+	list := s.kustomizationList()
+	meta := list["metadata"].(map[string]any)
+	switch s.Behaviour {
+	case StallMidList:
+		if page > 1 {
+			select {
+			case <-r.Context().Done():
+			case <-s.stop:
+			}
+			return
+		}
+		meta["continue"] = "page-2"
+	case ExpiredContinue:
+		if page > 1 && s.expired.CompareAndSwap(false, true) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusGone)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410,"message":"The provided continue parameter is too old to display a consistent list result."}`))
+			return
+		}
+		// One object a page, the last without a continue token.
+		items := list["items"].([]any)
+		if page <= len(items) {
+			list["items"] = items[page-1 : page]
+		}
+		if page < len(items) {
+			meta["continue"] = fmt.Sprintf("page-%d", page+1)
+		}
+	case EndlessContinue:
+		list["items"] = []any{}
+		meta["continue"] = fmt.Sprintf("page-%d", page+1)
+	case EndlessPages:
+		items := list["items"].([]any)
+		if len(items) > 0 {
+			pad := strings.Repeat("x", 1<<20)
+			obj := items[0].(map[string]any)
+			obj["metadata"].(map[string]any)["annotations"] = map[string]any{"pad": pad}
+			obj["metadata"].(map[string]any)["name"] = fmt.Sprintf("page-%d", page)
+			list["items"] = []any{obj}
+		}
+		meta["continue"] = fmt.Sprintf("page-%d", page+1)
+	}
+	writeJSON(w, list)
 }
 
 func (s *Server) kustomizationList() map[string]any {

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -89,9 +89,7 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]
 // list reads the HostedClusters of every namespace, each decoded on its
 // own; those without a name, which nothing could address, are left out.
 func list(ctx context.Context, conn *kube.Conn) ([]hostedCluster, error) {
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(GVK().GroupVersion().WithKind(Kind + "List"))
-	err := conn.List(ctx, l)
+	hcs, err := hostedClusters.List(ctx, conn)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, nil
@@ -100,14 +98,20 @@ func list(ctx context.Context, conn *kube.Conn) ([]hostedCluster, error) {
 	case err != nil:
 		return nil, reach.Partial(fmt.Errorf("failed to list HyperShift HostedClusters: %w", err))
 	}
-	hcs := make([]hostedCluster, 0, len(l.Items))
-	for i := range l.Items {
-		if hc := decode(&l.Items[i]); hc.Name != "" {
-			hcs = append(hcs, hc)
-		}
-	}
 	return hcs, nil
 }
+
+// hostedClusters are the HostedClusters, each decoded on its own; those
+// without a name, which nothing could address, are left out.
+var hostedClusters = kube.Lister[hostedCluster]{Name: "hypershift clusters", GVK: GVK(),
+	Keep: func(raw []byte) (client.ObjectKey, hostedCluster, bool, error) {
+		key, u, _, err := kube.KeepWhole[unstructured.Unstructured](raw)
+		if err != nil {
+			return key, hostedCluster{}, false, err
+		}
+		hc := decode(u)
+		return key, hc, hc.Name != "", nil
+	}}
 
 // childOf is the child a HostedCluster names, and what the management
 // cluster reports of it. Its Version stays empty: a HostedCluster's
@@ -154,9 +158,9 @@ func capiClusterOf(hc *hostedCluster) (fleet.Edge, bool) {
 // CAPI's Cluster kinds owners reads the metadata of, newest first: the
 // capi provider registers them with every connection's scheme and mapper
 // (capi.AddToScheme, capi.APIs).
-var capiClusterLists = []schema.GroupVersionKind{
-	{Group: CAPIGroup, Version: "v1beta2", Kind: "ClusterList"},
-	{Group: CAPIGroup, Version: "v1beta1", Kind: "ClusterList"},
+var capiClusterKinds = []schema.GroupVersionKind{
+	{Group: CAPIGroup, Version: "v1beta2", Kind: "Cluster"},
+	{Group: CAPIGroup, Version: "v1beta1", Kind: "Cluster"},
 }
 
 // owners are the HostedClusters the CAPI Clusters HyperShift would have
@@ -183,10 +187,11 @@ func owners(ctx context.Context, conn *kube.Conn, hcs []hostedCluster) map[strin
 	if len(made) == 0 {
 		return nil
 	}
-	for _, gvk := range capiClusterLists {
-		l := &metav1.PartialObjectMetadataList{}
-		l.SetGroupVersionKind(gvk)
-		err := conn.List(ctx, l)
+	for _, gvk := range capiClusterKinds {
+		clusters, err := kube.Lister[[2]string]{Name: "hypershift owners", GVK: gvk, Metadata: true,
+			Keep: kube.KeepAs(func(c kube.Object) ([2]string, bool) {
+				return [2]string{c.Metadata.Namespace + "/" + c.Metadata.Name, c.Metadata.Annotations[HostedClusterAnnotation]}, true
+			})}.List(ctx, conn)
 		switch {
 		case errors.Is(err, kube.ErrNotServed):
 			continue
@@ -194,10 +199,9 @@ func owners(ctx context.Context, conn *kube.Conn, hcs []hostedCluster) map[strin
 			return nil
 		}
 		out := map[string]string{}
-		for i := range l.Items {
-			c := &l.Items[i]
-			if key := c.Namespace + "/" + c.Name; made[key] {
-				out[key] = c.Annotations[HostedClusterAnnotation]
+		for _, c := range clusters {
+			if made[c[0]] {
+				out[c[0]] = c[1]
 			}
 		}
 		return out

@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -25,7 +24,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	sigsjson "sigs.k8s.io/json"
 )
 
 // API is a kind kubectl fleet reads or writes, with the resource the
@@ -74,6 +72,21 @@ type Options struct {
 	// the kubeconfig and the policy made it; the connection then reads
 	// through the client it returns, and makes no request of its own.
 	Dial func(cfg *rest.Config) (*Dialled, error)
+	// ChunkSize is how many objects each request of a list asks for
+	// (kubectl's --chunk-size): zero is DefaultChunkSize, a negative size
+	// reads each list in one request.
+	ChunkSize int64
+	// MaxListPages and MaxListBytes bound one list, over all its pages;
+	// zero is DefaultMaxListPages, DefaultMaxListBytes.
+	MaxListPages int
+	MaxListBytes int64
+	// Retain keeps what each connection's lists read (Store), for a watch
+	// to keep up to date; the connection then answers a list it made
+	// before from what it kept, with no request.
+	Retain bool
+	// WrapTransport, when set, wraps every connection's transport, inside
+	// the request log: the tests' hooks between a list's pages.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// ShortLived says each connection is closed once its cluster is read
 	// (a walk that does not keep its connections): its HTTP/2 connection
 	// sends no health-check pings. Every request is bounded by its own
@@ -138,7 +151,9 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Conn{cfg: cfg, client: d.Client, version: d.Version, scheme: c.scheme, unserved: map[schema.GroupVersionKind]bool{}}, nil
+		conn := &Conn{cfg: cfg, client: d.Client, version: d.Version, scheme: c.scheme, unserved: map[schema.GroupVersionKind]bool{}}
+		c.tune(conn)
+		return conn, nil
 	}
 	// A Proxy function makes client-go build a transport for this
 	// connection alone, instead of sharing one from its global cache with
@@ -157,6 +172,7 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	// clusters at once in a walk of 10,000 (docs/benchmarks.md).
 	tr := &transports{}
 	conn := &Conn{cfg: cfg, scheme: c.scheme, mapper: c.mapper, unserved: map[schema.GroupVersionKind]bool{}, transports: tr}
+	c.tune(conn)
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		if c.opts.ShortLived {
@@ -166,6 +182,9 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 		tr.one = &oneConnection{next: rt, ready: make(chan struct{})}
 		rt = tr.one
 		rt = limitBodies{next: rt, limit: c.maxBody()}
+		if c.opts.WrapTransport != nil {
+			rt = c.opts.WrapTransport(rt)
+		}
 		if c.opts.Requests != nil {
 			rt = c.opts.Requests.wrap(cfg.Host, rt)
 		}
@@ -193,6 +212,13 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	return conn, nil
 }
 
+// tune gives conn the connector's page size, bounds on a list, and
+// whether it keeps what its lists read.
+func (c *Connector) tune(conn *Conn) {
+	conn.chunk, conn.maxPages, conn.maxBytes, conn.retain = c.opts.ChunkSize, c.opts.MaxListPages, c.opts.MaxListBytes, c.opts.Retain
+	conn.defaults()
+}
+
 // Connected is what holds a Conn: the walk's connections, as probes and
 // executors see them.
 type Connected interface {
@@ -213,10 +239,18 @@ type Conn struct {
 	// version answers ServerVersion for a dialled connection (Options.Dial).
 	version func(ctx context.Context) (string, error)
 
+	// chunk is the page size of a list, 0 for one request; maxPages and
+	// maxBytes bound one list; retain keeps what lists read (stores).
+	chunk    int64
+	maxPages int
+	maxBytes int64
+	retain   bool
+
 	mu       sync.Mutex
 	unserved map[schema.GroupVersionKind]bool
-	// listings are the lists made, by what they list (Listings).
-	listings map[string]Listing
+	// stores are what the connection's lists kept, by their reading's
+	// key, when it retains them.
+	stores map[string]*Store
 }
 
 // transports are a connection's own transport and the gate in front of
@@ -231,7 +265,25 @@ type transports struct {
 // NewConnForClient wraps an existing client, for tests of code that reads
 // through a Conn; host names the cluster in errors.
 func NewConnForClient(c client.Client, host string) *Conn {
-	return &Conn{cfg: &rest.Config{Host: host}, client: c, unserved: map[schema.GroupVersionKind]bool{}}
+	conn := &Conn{cfg: &rest.Config{Host: host}, client: c, unserved: map[schema.GroupVersionKind]bool{}}
+	conn.defaults()
+	return conn
+}
+
+// defaults fills in the list bounds a connection was not given.
+func (c *Conn) defaults() {
+	switch {
+	case c.chunk == 0:
+		c.chunk = DefaultChunkSize
+	case c.chunk < 0:
+		c.chunk = 0
+	}
+	if c.maxPages <= 0 {
+		c.maxPages = DefaultMaxListPages
+	}
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultMaxListBytes
+	}
 }
 
 // Host is the server URL of the connection, as its kubeconfig gives it.
@@ -286,71 +338,6 @@ func (c *Conn) Connected() <-chan struct{} {
 
 // ErrNotServed marks a read of a kind the cluster does not serve.
 var ErrNotServed = errors.New("not served by this cluster")
-
-// List lists into list through the connection's client, from the
-// apiserver's watch cache (resourceVersion=0, as informers read): a status
-// view of thousands of clusters must not make each apiserver read etcd,
-// and may be a moment behind the last write. A kind the cluster does not
-// serve (404 on the list, or no such kind in the mapper) is an error
-// wrapping ErrNotServed, and is remembered: the connection does not ask
-// again. Writes read their object fresh; List is for the walk.
-func (c *Conn) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	gvk, err := c.client.GroupVersionKindFor(list)
-	if err != nil {
-		return fmt.Errorf("unknown kind %T: %w", list, err)
-	}
-	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
-	if !c.Served(gvk) {
-		return notServed(gvk)
-	}
-	err = c.list(ctx, gvk, list, append(opts, fromCache()))
-	if err == nil {
-		c.record(gvk, list, opts)
-	}
-	// An apiserver authorizes before it routes: a user whose role does
-	// not name a group gets 403, not 404, for a kind the cluster does not
-	// serve at all; and CAPD's in-memory workload clusters, which serve
-	// core kinds only, answer 500 for any other. Discovery, which every
-	// user may read, tells these apart from a real refusal or failure,
-	// and costs a request only on those paths.
-	maybeUnserved := (apierrors.IsForbidden(err) || apierrors.IsInternalError(err)) && gvk.Group != "" && !c.serves(ctx, gvk)
-	if maybeUnserved || isNotServed(err) {
-		c.mu.Lock()
-		c.unserved[gvk] = true
-		c.mu.Unlock()
-		return notServed(gvk)
-	}
-	return err
-}
-
-// list makes one request for the list and decodes it once, into a typed
-// list or an unstructured one; other lists (metadata only) go through the
-// controller-runtime client, which would also do for these but builds a
-// REST client per kind and per connection and decodes each body twice (the
-// first time to find its kind): on a walk of a thousand clusters, about 5 %
-// of the plugin's CPU (docs/benchmarks.md).
-func (c *Conn) list(ctx context.Context, gvk schema.GroupVersionKind, list client.ObjectList, opts []client.ListOption) error {
-	if _, metadata := list.(*metav1.PartialObjectMetadataList); metadata || c.rest == nil || c.mapper == nil {
-		return c.client.List(ctx, list, opts...)
-	}
-	lo := (&client.ListOptions{}).ApplyOptions(opts)
-	req, err := c.collection(gvk, lo.Namespace)
-	if err != nil {
-		return err
-	}
-	res := req.VersionedParams(lo.AsListOptions(), metav1.ParameterCodec).Do(ctx)
-	if err := res.Error(); err != nil { // the apiserver's Status, decoded
-		return err
-	}
-	body, _ := res.Raw()
-	if u, ok := list.(*unstructured.UnstructuredList); ok {
-		return u.UnmarshalJSON(body)
-	}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, list); err != nil {
-		return fmt.Errorf("failed to decode the %s list: %w", gvk.Kind, err)
-	}
-	return nil
-}
 
 // collection is a GET of the collection of gvk's objects, in namespace
 // (every namespace when empty): what a list and a watch ask for.
@@ -422,11 +409,6 @@ func (c *Conn) Served(gvk schema.GroupVersionKind) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return !c.unserved[gvk]
-}
-
-// fromCache asks for any resourceVersion: the watch cache's.
-func fromCache() client.ListOption {
-	return &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}
 }
 
 func notServed(gvk schema.GroupVersionKind) error {

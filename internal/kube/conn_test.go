@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
@@ -134,25 +133,40 @@ func TestListRemembersWhatIsNotServed(t *testing.T) {
 	log := kube.NewRequestLog()
 	c := connect(t, s, log)
 	for range 2 {
-		if err := c.List(context.Background(), &corev1.SecretList{}); !errors.Is(err, kube.ErrNotServed) {
+		if _, err := names(secretKind).List(context.Background(), c); !errors.Is(err, kube.ErrNotServed) {
 			t.Fatalf("err = %v, want ErrNotServed", err)
 		}
 	}
-	ns := &corev1.NamespaceList{}
-	if err := c.List(context.Background(), ns); err != nil || len(ns.Items) != 1 {
-		t.Fatalf("namespaces: %v, %v", ns.Items, err)
+	ns, err := names(namespaceKind).List(context.Background(), c)
+	if err != nil || len(ns) != 1 {
+		t.Fatalf("namespaces: %v, %v", ns, err)
 	}
 	if c.Served(corev1.SchemeGroupVersion.WithKind("Secret")) || !c.Served(corev1.SchemeGroupVersion.WithKind("Namespace")) {
 		t.Error("Served does not say what the lists found")
 	}
 	host := strings.TrimPrefix(s.URL, "https://")
 	want := []kube.RequestCount{
-		{Request: kube.Request{Host: host, Method: "GET", Path: "/api/v1/namespaces?resourceVersion=0"}, Count: 1},
-		{Request: kube.Request{Host: host, Method: "GET", Path: "/api/v1/secrets?resourceVersion=0"}, Count: 1},
+		{Request: kube.Request{Host: host, Method: "GET", Path: "/api/v1/namespaces?limit=500"}, Count: 1},
+		{Request: kube.Request{Host: host, Method: "GET", Path: "/api/v1/secrets?limit=500"}, Count: 1},
 	}
 	if diff := cmp.Diff(want, log.Counts()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
+}
+
+var (
+	secretKind    = corev1.SchemeGroupVersion.WithKind("Secret")
+	namespaceKind = corev1.SchemeGroupVersion.WithKind("Namespace")
+)
+
+// names is a Lister of the names (namespace/name) of gvk's objects.
+func names(gvk schema.GroupVersionKind) kube.Lister[string] {
+	return kube.Lister[string]{Name: "names", GVK: gvk, Keep: kube.KeepAs(func(o kube.Object) (string, bool) {
+		if o.Metadata.Namespace == "" {
+			return o.Metadata.Name, true
+		}
+		return o.Metadata.Namespace + "/" + o.Metadata.Name, true
+	})}
 }
 
 func TestRedactURL(t *testing.T) {
@@ -239,9 +253,7 @@ func TestRefusedListOfAKindNotServed(t *testing.T) {
 			}
 			refused := map[int]func(error) bool{403: apierrors.IsForbidden, 500: apierrors.IsInternalError}[tt.list]
 			for range 2 {
-				list := &unstructured.UnstructuredList{}
-				list.SetGroupVersionKind(gvk.GroupVersion().WithKind("WidgetList"))
-				err = c.List(context.Background(), list)
+				_, err = names(gvk).List(context.Background(), c)
 				if tt.served != refused(err) || !tt.served != errors.Is(err, kube.ErrNotServed) {
 					t.Fatalf("err = %v; want the %d: %v, not served: %v", err, tt.list, tt.served, !tt.served)
 				}
@@ -289,27 +301,37 @@ func TestListSendsTheOptionsAndDecodesTheAnswer(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	secrets := &corev1.SecretList{}
-	if err := c.List(ctx, secrets, client.InNamespace("argocd"), client.MatchingLabels{"a": "b"}); err != nil {
+	servers := kube.Lister[string]{Name: "servers", GVK: secretKind, Namespace: "argocd", LabelSelector: "a=b",
+		Keep: kube.KeepAs(func(s struct {
+			kube.Object
+			Data map[string][]byte `json:"data"`
+		}) (string, bool) {
+			return s.Metadata.Name + " " + string(s.Data["server"]), true
+		})}
+	secrets, err := servers.List(ctx, c)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(secrets.Items) != 1 || secrets.Items[0].Name != "cluster-aws" || string(secrets.Items[0].Data["server"]) != "https://aws" {
-		t.Errorf("secrets: %+v", secrets.Items)
+	if diff := cmp.Diff([]string{"cluster-aws https://aws"}, secrets); diff != "" {
+		t.Errorf("secrets (-want +got):\n%s", diff)
 	}
-	if q, _ := queries.Load("/api/v1/namespaces/argocd/secrets"); q != "labelSelector=a%3Db&resourceVersion=0" {
-		t.Errorf("query %q, want the label selector and the watch cache", q)
-	}
-
-	widgets := &unstructured.UnstructuredList{}
-	widgets.SetGroupVersionKind(gvk.GroupVersion().WithKind("WidgetList"))
-	if err := c.List(ctx, widgets); err != nil {
-		t.Fatal(err)
-	}
-	if size, _, _ := unstructured.NestedInt64(widgets.Items[0].Object, "spec", "size"); len(widgets.Items) != 1 || widgets.Items[0].GetName() != "w" || size != 3 {
-		t.Errorf("widgets: %+v", widgets.Items)
+	if q, _ := queries.Load("/api/v1/namespaces/argocd/secrets"); q != "labelSelector=a%3Db&limit=500" {
+		t.Errorf("query %q, want the label selector and a page's size", q)
 	}
 
-	err = c.List(ctx, &corev1.NamespaceList{})
+	sizes := kube.Lister[int64]{Name: "sizes", GVK: gvk, Keep: kube.KeepAs(func(w struct {
+		kube.Object
+		Spec struct {
+			Size int64 `json:"size"`
+		} `json:"spec"`
+	}) (int64, bool) {
+		return w.Spec.Size, true
+	})}
+	if got, err := sizes.List(ctx, c); err != nil || len(got) != 1 || got[0] != 3 {
+		t.Errorf("widgets: %v, %v; want one of size 3", got, err)
+	}
+
+	_, err = names(namespaceKind).List(ctx, c)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list resource "namespaces"`) {
 		t.Errorf("err = %v; want the apiserver's forbidden Status", err)
 	}
@@ -396,9 +418,8 @@ func TestDialledConnection(t *testing.T) {
 	if c.Host() != cfg.Host || c.Endpoint() == "" {
 		t.Errorf("Host %q, Endpoint %q", c.Host(), c.Endpoint())
 	}
-	list := &corev1.NamespaceList{}
-	if err := c.List(ctx, list); err != nil || len(list.Items) != 1 {
-		t.Errorf("List = %d namespaces, %v; want kube-system", len(list.Items), err)
+	if list, err := names(namespaceKind).List(ctx, c); err != nil || len(list) != 1 || list[0] != "kube-system" {
+		t.Errorf("List = %v, %v; want kube-system", list, err)
 	}
 	select {
 	case <-c.Connected():

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"time"
 
@@ -15,81 +14,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Listing is a list the connection made: a watch of the same objects
-// starts where it left off, with no second list.
+// Listing is a list of a kind and selectors at a resourceVersion: what a
+// Store keeps, and where a watch of the same objects starts, with no
+// second list.
 type Listing struct {
 	GVK schema.GroupVersionKind
 	// Namespace is empty for every namespace.
 	Namespace                    string
 	LabelSelector, FieldSelector string
+	// Metadata lists and watches the objects' metadata only.
+	Metadata bool
 	// ResourceVersion is the list's: the state it showed.
 	ResourceVersion string
 }
 
 // Key names what l lists: its kind, namespace and selectors.
 func (l Listing) Key() string {
-	return l.GVK.String() + "|" + l.Namespace + "|" + l.LabelSelector + "|" + l.FieldSelector
-}
-
-// record keeps a list the connection made, replacing an earlier list of
-// the same objects. Lists of metadata only are not kept: a watch of them
-// would carry whole objects.
-func (c *Conn) record(gvk schema.GroupVersionKind, list client.ObjectList, opts []client.ListOption) {
-	if _, metadata := list.(*metav1.PartialObjectMetadataList); metadata {
-		return
+	key := l.GVK.String() + "|" + l.Namespace + "|" + l.LabelSelector + "|" + l.FieldSelector
+	if l.Metadata {
+		key += "|metadata"
 	}
-	lo := (&client.ListOptions{}).ApplyOptions(opts)
-	l := Listing{GVK: gvk, Namespace: lo.Namespace, ResourceVersion: list.GetResourceVersion()}
-	if lo.LabelSelector != nil {
-		l.LabelSelector = lo.LabelSelector.String()
-	}
-	if lo.FieldSelector != nil {
-		l.FieldSelector = lo.FieldSelector.String()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.listings == nil {
-		c.listings = map[string]Listing{}
-	}
-	c.listings[l.Key()] = l
-}
-
-// Listings are the lists the connection made, the latest of each, in a
-// fixed order.
-func (c *Conn) Listings() []Listing {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]Listing, 0, len(c.listings))
-	for _, l := range c.listings {
-		out = append(out, l)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
-	return out
-}
-
-// Relist lists the objects of l again, from the watch cache, and returns
-// the list as JSON with the Listing to watch from: after a watch's
-// resourceVersion expired (410 Gone).
-func (c *Conn) Relist(ctx context.Context, l Listing) (json.RawMessage, Listing, error) {
-	req, err := c.request(l)
-	if err != nil {
-		return nil, l, err
-	}
-	body, err := req.Param("resourceVersion", "0").Do(ctx).Raw()
-	if err != nil {
-		return nil, l, err
-	}
-	var meta struct {
-		Metadata metav1.ListMeta `json:"metadata"`
-	}
-	if err := json.Unmarshal(body, &meta); err != nil {
-		return nil, l, fmt.Errorf("failed to decode the %s list: %w", l.GVK.Kind, err)
-	}
-	l.ResourceVersion = meta.Metadata.ResourceVersion
-	return body, l, nil
+	return key
 }
 
 // request is a GET of l's collection, with its selectors.
@@ -106,6 +53,9 @@ func (c *Conn) request(l Listing) (*rest.Request, error) {
 	}
 	if l.FieldSelector != "" {
 		r = r.Param("fieldSelector", l.FieldSelector)
+	}
+	if l.Metadata {
+		r = r.SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
 	}
 	return r, nil
 }

@@ -67,8 +67,7 @@ func (Source) Kind() string { return Edge }
 // them (RBAC, most often) is said when a cluster is reached; a failure to
 // list ManagedClusters is partial: the children of the other edges stand.
 func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
-	list := &ocmclusterv1.ManagedClusterList{}
-	err := conn.List(ctx, list)
+	list, err := managedClusters.List(ctx, conn)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, nil
@@ -78,8 +77,7 @@ func (s Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]
 		return nil, reach.Partial(fmt.Errorf("failed to list OCM ManagedClusters: %w", err))
 	}
 	var clusters []*ocmclusterv1.ManagedCluster
-	for i := range list.Items {
-		mc := &list.Items[i]
+	for _, mc := range list {
 		if mc.Name == LocalCluster || mc.Labels[LocalClusterLabel] == "true" {
 			continue // the hub itself
 		}
@@ -182,11 +180,36 @@ func (t *tokens) readAll(ctx context.Context) {
 	t.read = true
 }
 
+// managedClusters are the hub's ManagedClusters, whole.
+var managedClusters = kube.Lister[*ocmclusterv1.ManagedCluster]{Name: "ocm clusters", GVK: schema.GroupVersionKind{Group: ClusterGroup, Version: "v1", Kind: "ManagedCluster"},
+	Keep: kube.KeepWhole[ocmclusterv1.ManagedCluster]}
+
+// accountsIn are the ManagedServiceAccounts of namespace (every one for
+// NamespaceAll), whole.
+func accountsIn(namespace string) kube.Lister[*unstructured.Unstructured] {
+	return kube.Lister[*unstructured.Unstructured]{Name: "ocm accounts", GVK: ManagedServiceAccountGVK(), Namespace: namespace,
+		Keep: kube.KeepWhole[unstructured.Unstructured]}
+}
+
+// tokenSecretsIn are the token Secrets of the ManagedServiceAccounts of
+// namespace: of each, its metadata and its token.
+func tokenSecretsIn(namespace string) kube.Lister[corev1.Secret] {
+	return kube.Lister[corev1.Secret]{Name: "ocm tokens", GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Namespace: namespace,
+		LabelSelector: ManagedServiceAccountLabel + "=true",
+		Keep: kube.KeepAs(func(s struct {
+			kube.Object
+			Data struct {
+				Token []byte `json:"token"`
+			} `json:"data"`
+		}) (corev1.Secret, bool) {
+			m := s.Metadata
+			return corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, Labels: m.Labels, OwnerReferences: m.OwnerReferences},
+				Data: map[string][]byte{KeyToken: s.Data.Token}}, true
+		})}
+}
+
 func listAccounts(ctx context.Context, conn *kube.Conn, namespace string) ([]unstructured.Unstructured, error) {
-	list := &unstructured.UnstructuredList{}
-	gvk := ManagedServiceAccountGVK()
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	err := conn.List(ctx, list, client.InNamespace(namespace))
+	list, err := accountsIn(namespace).List(ctx, conn)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, fmt.Errorf("the hub serves no ManagedServiceAccounts (%s/%s): install the managed-serviceaccount addon, through whose tokens kubectl fleet reaches managed clusters", AuthenticationGroup, AuthenticationVersion)
@@ -195,19 +218,22 @@ func listAccounts(ctx context.Context, conn *kube.Conn, namespace string) ([]uns
 	case err != nil:
 		return nil, fmt.Errorf("failed to list ManagedServiceAccounts: %w", err)
 	}
-	return list.Items, nil
+	out := make([]unstructured.Unstructured, len(list))
+	for i, a := range list {
+		out[i] = *a
+	}
+	return out, nil
 }
 
 func listTokenSecrets(ctx context.Context, conn *kube.Conn, namespace string) ([]corev1.Secret, error) {
-	list := &corev1.SecretList{}
-	err := conn.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{ManagedServiceAccountLabel: "true"})
+	list, err := tokenSecretsIn(namespace).List(ctx, conn)
 	switch {
 	case apierrors.IsForbidden(err):
 		return nil, fmt.Errorf("forbidden: cannot list the token Secrets of ManagedServiceAccounts: the user needs the RBAC rule {apiGroups: [\"\"], resources: [\"secrets\"], verbs: [\"list\"]} (%w)", err)
 	case err != nil:
 		return nil, fmt.Errorf("failed to list the token Secrets of ManagedServiceAccounts: %w", err)
 	}
-	return list.Items, nil
+	return list, nil
 }
 
 // config is the client configuration that reaches mc: its client config's

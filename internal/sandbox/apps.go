@@ -102,6 +102,16 @@ type AppSpec struct {
 	// AppSet names the ApplicationSet, in the Application's namespace,
 	// that owns it; created once for all the apps that name it.
 	AppSet string `json:"appSet,omitempty"`
+
+	// Count makes the entry N Applications, <name>-0001 to <name>-N, each
+	// with the entry's spec.
+	Count int `json:"count,omitempty"`
+	// Resources gives the Application the status Argo CD writes of that
+	// many managed resources: status.resources, the last sync's result of
+	// each, status.summary.images (realsize.go).
+	Resources int `json:"resources,omitempty"`
+	// History is how many entries status.history has.
+	History int `json:"history,omitempty"`
 }
 
 // appSyncStatuses, appHealthStatuses and appOperationPhases are the values
@@ -122,22 +132,38 @@ func checkApps(c *ClusterSpec, where string) error {
 	}
 	var errs []error
 	seen := map[string]bool{}
+	out := make([]AppSpec, 0, len(c.Apps))
 	for i := range c.Apps {
-		a := &c.Apps[i]
 		at := fmt.Sprintf("%s: apps[%d]", where, i)
-		if a.Name != "" {
-			at += " " + a.Name
+		if c.Apps[i].Name != "" {
+			at += " " + c.Apps[i].Name
 		}
-		if err := checkApp(c, a); err != nil {
+		if err := checkAppSize(c, &c.Apps[i]); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", at, err))
 			continue
 		}
-		key := a.Namespace + "/" + a.Name
-		if seen[key] {
-			errs = append(errs, fmt.Errorf("%s: Application %s appears twice", at, key))
+		if n := len(out) + max(1, c.Apps[i].Count); n > maxApps {
+			// Refused before it is expanded: counts may add up to more
+			// than a machine's memory.
+			errs = append(errs, fmt.Errorf("%s: apps: %d Applications once counts are expanded, more than %d", where, n, maxApps))
+			break
 		}
-		seen[key] = true
+		// A count is expanded before the defaults are filled in: each
+		// Application is as if the spec gave it by its own name.
+		for _, a := range expandApp(c.Apps[i]) {
+			if err := checkApp(c, &a); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", at, err))
+				break
+			}
+			key := a.Namespace + "/" + a.Name
+			if seen[key] {
+				errs = append(errs, fmt.Errorf("%s: Application %s appears twice", at, key))
+			}
+			seen[key] = true
+			out = append(out, a)
+		}
 	}
+	c.Apps = out
 	return errors.Join(errs...)
 }
 
@@ -418,6 +444,7 @@ func createApp(ctx context.Context, c client.Client, a *AppSpec, dest map[string
 		}
 		status["operationState"] = op
 	}
+	addAppSize(status, a, app.Object["spec"].(map[string]any), now)
 	app.Object["status"] = status
 	if err := c.Create(ctx, app); err != nil {
 		return fmt.Errorf("failed to create Application %s/%s: %w", a.Namespace, a.Name, err)

@@ -87,7 +87,7 @@ func FindAssets() (Assets, error) {
 	}
 	for _, f := range []string{a.KubeAPIServer, a.Etcd} {
 		if _, err := os.Stat(f); err != nil {
-			return a, fmt.Errorf("%w: %s not found: run `make sandbox-bins` in %s (it installs etcd and builds kube-apiserver, ≈ 8 min the first time)", ErrAssetsMissing, f, root)
+			return a, fmt.Errorf("%w: %s not found: run `make sandbox-bins` in %s (it builds etcd and kube-apiserver, ≈ 9 min the first time)", ErrAssetsMissing, f, root)
 		}
 	}
 	if _, err := os.Stat(a.CRDDir); err != nil {

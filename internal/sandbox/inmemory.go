@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -142,6 +143,7 @@ func inMemoryRefused(c *ClusterSpec, where string) error {
 		{c.ArgoCDControllers, "argocdControllers"}, {c.Provision != "", "provision"}, {c.NoWatchCache, "noWatchCache"},
 		{c.Private, "private (a serving certificate, proxies)"}, {c.Credential != "", "credential (ServiceAccount tokens)"},
 		{c.Kubeconfig == KubeconfigExpiredToken, "kubeconfig expired-token (ServiceAccount tokens)"},
+		{c.Churn != nil, "churn (updates while the fleet runs)"},
 	} {
 		if k.set {
 			keys = append(keys, k.name)
@@ -674,7 +676,7 @@ func (ms *memServer) clientFor(u memUser) client.WithWatch {
 			if err := check(ctx, list, "list", listNS(opts), "", ""); err != nil {
 				return err
 			}
-			return c.List(ctx, list, opts...)
+			return listPage(ctx, c, list, opts)
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if err := check(ctx, obj, "create", obj.GetNamespace(), "", ""); err != nil {
@@ -713,6 +715,57 @@ func (ms *memServer) clientFor(u memUser) client.WithWatch {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	}), kinds: ms.kinds}
+}
+
+// listPage lists in pages as an apiserver does: with a limit, at most
+// that many objects in key order (namespace/name), and a continue token
+// that names the last, from which the next page goes on; a limit with
+// resourceVersion=0 is ignored, as the watch cache ignores it. The fake
+// client alone ignores both.
+func listPage(ctx context.Context, c client.WithWatch, list client.ObjectList, opts []client.ListOption) error {
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	limit, cont := lo.Limit, lo.Continue
+	if lo.Raw != nil && lo.Raw.ResourceVersion == "0" {
+		limit, cont = 0, ""
+	}
+	lo.Limit, lo.Continue = 0, ""
+	if err := c.List(ctx, list, lo); err != nil || limit <= 0 && cont == "" {
+		return err
+	}
+	after := ""
+	if cont != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cont)
+		if err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token %q", cont))
+		}
+		after = string(b)
+	}
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	key := func(o runtime.Object) string {
+		m, _ := apimeta.Accessor(o)
+		if m.GetNamespace() == "" {
+			return m.GetName()
+		}
+		return m.GetNamespace() + "/" + m.GetName()
+	}
+	slices.SortFunc(items, func(a, b runtime.Object) int { return strings.Compare(key(a), key(b)) })
+	start, _ := slices.BinarySearchFunc(items, after, func(o runtime.Object, k string) int { return strings.Compare(key(o), k) })
+	if start < len(items) && after != "" && key(items[start]) == after {
+		start++
+	}
+	page, next := items[start:], ""
+	if limit > 0 && int64(len(page)) > limit {
+		page = page[:limit]
+		next = base64.RawURLEncoding.EncodeToString([]byte(key(page[len(page)-1])))
+	}
+	if err := apimeta.SetList(list, page); err != nil {
+		return err
+	}
+	list.SetContinue(next)
+	return nil
 }
 
 // kindsOf is a user's client of a server in memory whose kinds are

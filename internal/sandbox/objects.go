@@ -58,6 +58,9 @@ func (f *Fleet) populateServer(ctx context.Context, s *server) error {
 	if err := createBulk(ctx, s.client, s.spec.FluxObjects); err != nil {
 		return err
 	}
+	if err := addBulkInventory(ctx, s.client, s.spec.FluxObjects, s.spec.FluxInventory); err != nil {
+		return err
+	}
 	if s.spec.OCMHub {
 		if err := createLocalCluster(ctx, s); err != nil {
 			return err
@@ -142,9 +145,18 @@ func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *Cluster
 	case ProvisionInMemory:
 		return provisionInMemory(ctx, parent.client, child)
 	}
-	cluster, err := createCluster(ctx, parent.client, child)
-	if err != nil {
-		return err
+	var cluster *clusterv1.Cluster
+	if child.RealSize {
+		uid, err := f.createRealCluster(ctx, parent, child)
+		if err != nil {
+			return err
+		}
+		cluster = &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: child.Namespace, Name: child.Name, UID: uid}}
+	} else {
+		var err error
+		if cluster, err = createCluster(ctx, parent.client, child); err != nil {
+			return err
+		}
 	}
 	cp, err := createMachines(ctx, parent.client, child)
 	if err != nil {
@@ -156,6 +168,9 @@ func (f *Fleet) populateCAPI(ctx context.Context, parent *server, child *Cluster
 	owner := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
 	if cp != nil {
 		owner = metav1.OwnerReference{APIVersion: kcpv1.GroupVersion.String(), Kind: "KubeadmControlPlane", Name: cp.GetName(), UID: cp.GetUID(), Controller: new(true), BlockOwnerDeletion: new(true)}
+	}
+	if err := f.populateRealSize(ctx, parent, child, owner); err != nil {
+		return err
 	}
 	var value []byte
 	switch {

@@ -100,7 +100,11 @@ func clusterMeta(s *ClusterSpec) (*clusterv1.Cluster, error) {
 	labels := map[string]string{}
 	maps.Copy(labels, s.Labels)
 	maps.Copy(labels, owner)
-	return &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: labels}}, nil
+	// A tenant its parent's HelmRelease declares (helmRelease) is labelled
+	// as helm-controller leaves what it installs.
+	helmLabels, annotations := helmReleaseOwner(s)
+	maps.Copy(labels, helmLabels)
+	return &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: labels, Annotations: annotations}}, nil
 }
 
 // externalManager is the value of cluster.x-k8s.io/managed-by on the

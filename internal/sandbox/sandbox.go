@@ -83,6 +83,10 @@ type Fleet struct {
 	// socks and connect are the proxies to private clusters; nil when the
 	// fleet has none.
 	socks, connect *tunnelProxy
+	// realSize is what the realSize key shares fleet-wide (realsize.go).
+	realSize realSizeState
+	// churn runs the churn key's updates (churn.go).
+	churn churnState
 }
 
 // Member is one cluster of a running fleet.
@@ -122,6 +126,8 @@ type server struct {
 
 	// usersMu serialises AddUser: envtest's CA is not safe for concurrent use.
 	usersMu sync.Mutex
+	// namespaces are those ensureNamespace made, by name.
+	namespaces sync.Map
 }
 
 // url is the server URL kubeconfigs name: the latency proxy's, or the
@@ -258,6 +264,10 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 		return nil, err
 	}
 	if err := f.writeClusterProfileProviders(opts.Assets.ClusterProfileSecretReader); err != nil {
+		return nil, err
+	}
+	// Churn last: the fleet is ready, as controllers' updates find it.
+	if err := f.startChurn(ctx); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -575,6 +585,8 @@ func (s *server) start(scheme *runtime.Scheme) error {
 // Stop stops every apiserver and etcd, which removes their data, and
 // removes the files the sandbox wrote.
 func (f *Fleet) Stop() error {
+	// Churn first: its updates would fail as the apiservers go.
+	f.stopChurn()
 	// The controllers first, all at once (each may take its 10 s to end),
 	// while their apiservers still answer.
 	errs := []error{concurrently(f.serverList(), func(s *server) error {

@@ -240,6 +240,24 @@ type ClusterSpec struct {
 	// answered 410 Gone.
 	NoWatchCache bool `json:"noWatchCache,omitempty"`
 
+	// RealSize makes the cluster's Cluster object on its parent as CAPI's
+	// controllers leave it (a full v1beta2 status, managedFields of several
+	// field managers), and adds the Secrets CAPI writes beside the
+	// kubeconfig: <name>-ca, -etcd, -sa and -proxy (realsize.go).
+	RealSize bool `json:"realSize,omitempty"`
+	// HelmRelease makes the parent hold a HelmRelease flux-system/<name>
+	// that declares the cluster, as seed 002's master does, with the
+	// status helm-controller writes; the Cluster gets its ownership labels
+	// unless DeclaredBy says otherwise.
+	HelmRelease *HelmReleaseSpec `json:"helmRelease,omitempty"`
+	// FluxInventory gives each of the FluxObjects bulk Kustomizations the
+	// status kustomize-controller writes, with that many entries in
+	// status.inventory.
+	FluxInventory int `json:"fluxInventory,omitempty"`
+	// Churn updates, while the fleet runs, the status of the cluster's
+	// objects of one kind at a rate, as controllers do (churn.go).
+	Churn *ChurnSpec `json:"churn,omitempty"`
+
 	// origin identifies the entry of the spec file a cluster comes from,
 	// and copy which of its Count clusters it is (0 without Count): the
 	// clusters of one entry share a server when SharedServer says so.
@@ -546,6 +564,9 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if err := checkArgoCDControllers(c, where); err != nil {
 		return err
 	}
+	if err := checkRealSize(c, where, root); err != nil {
+		return err
+	}
 	if c.HelmController && !c.FluxControllers {
 		return fmt.Errorf("%s: helmController runs beside source-controller, which serves its charts: give fluxControllers: true too", where)
 	}
@@ -634,6 +655,12 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 	if err := checkApps(c, where); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkHelmReleases(c, where); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkChurn(c, where, root); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) == 0 {
 		errs = append(errs, checkClusterProfileSiblings(c, where), checkSveltosSiblings(c, where), checkHyperShiftSiblings(c, where), checkSameServer(c, where))
 	}
@@ -674,6 +701,7 @@ func checkSameServer(c *ClusterSpec, where string) error {
 			{child.ClusterInventory || child.sveltosManagement() || child.hypershiftManagement(), "clusterInventory or a management cluster's key"},
 			{child.RBAC != "" || child.Private || child.Credential != "" || child.Provision != "", "rbac, private, credential or provision"},
 			{child.NoCRDs || child.NoWatchCache, "noCRDs or noWatchCache"},
+			{child.Churn != nil, "churn (its server's objects are its sibling's)"},
 		}
 		for _, o := range own {
 			if o.set {

@@ -43,9 +43,7 @@ func (Source) Gated() {}
 // other edges' children and reaching it asks nothing more. A failure to
 // list SveltosClusters is partial: the children of the other edges stand.
 func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]reach.Found, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(GVK().GroupVersion().WithKind(Kind + "List"))
-	err := conn.List(ctx, list)
+	list, err := kube.Lister[*unstructured.Unstructured]{Name: "sveltos clusters", GVK: GVK(), Keep: kube.KeepWhole[unstructured.Unstructured]}.List(ctx, conn)
 	switch {
 	case errors.Is(err, kube.ErrNotServed):
 		return nil, nil
@@ -54,12 +52,12 @@ func (Source) Children(ctx context.Context, conn *kube.Conn, connect bool) ([]re
 	case err != nil:
 		return nil, reach.Partial(fmt.Errorf("failed to list SveltosClusters: %w", err))
 	}
-	if len(list.Items) == 0 {
+	if len(list) == 0 {
 		return nil, nil
 	}
-	objects := make([]*object, len(list.Items))
-	for i := range list.Items {
-		objects[i] = readObject(&list.Items[i])
+	objects := make([]*object, len(list))
+	for i, u := range list {
+		objects[i] = readObject(u)
 	}
 	var ahead *readAhead
 	if connect {

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"encoding/json"
 	"reflect"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
@@ -33,6 +32,16 @@ func rowOf(n *fleet.Node) *Row {
 // recursive, those of the clusters below, matched by path. A nil old is a
 // cluster added, a nil next one deleted. w.mu is held.
 func (w *Watcher[C]) diff(old, next *fleet.Node, recursive bool) {
+	w.diffShown(old, next, nil)
+	if recursive {
+		w.diffChildren(old, next)
+	}
+}
+
+// diffShown emits the events of the cluster's row and of what it holds
+// but the objects of the kinds shown already (nil: none): those whose
+// changes the watch applied as events of their own (objectsChanged).
+func (w *Watcher[C]) diffShown(old, next *fleet.Node, shown func(kind string) bool) {
 	switch {
 	case old == nil && next == nil:
 		return
@@ -45,10 +54,7 @@ func (w *Watcher[C]) diff(old, next *fleet.Node, recursive bool) {
 			w.emit(Event{Path: next.Path, Kind: KindCluster, Namespace: next.Namespace, Name: next.Name, Change: Modified, Before: before, After: after})
 		}
 	}
-	w.diffContent(old, next)
-	if recursive {
-		w.diffChildren(old, next)
-	}
+	w.diffContent(old, next, shown)
 }
 
 // diffChildren diffs the subtrees below old and next, matched by path.
@@ -82,8 +88,8 @@ type item struct {
 }
 
 // diffContent emits the events of the objects of a cluster: those of old
-// and next, matched by kind, namespace and name.
-func (w *Watcher[C]) diffContent(old, next *fleet.Node) {
+// and next, matched by kind, namespace and name, but of the kinds shown.
+func (w *Watcher[C]) diffContent(old, next *fleet.Node, shown func(kind string) bool) {
 	path := ""
 	if old != nil {
 		path = old.Path
@@ -91,7 +97,7 @@ func (w *Watcher[C]) diffContent(old, next *fleet.Node) {
 	if next != nil {
 		path = next.Path
 	}
-	before, after := itemsOf(old), itemsOf(next)
+	before, after := itemsOf(old, shown), itemsOf(next, shown)
 	index := map[[3]string]item{}
 	for _, it := range before {
 		index[[3]string{it.kind, it.namespace, it.name}] = it
@@ -116,16 +122,22 @@ func (w *Watcher[C]) diffContent(old, next *fleet.Node) {
 	}
 }
 
-// itemsOf are the objects of n's cluster that the stream reports.
-func itemsOf(n *fleet.Node) []item {
+// itemsOf are the objects of n's cluster that the stream reports, but
+// those of the kinds shown.
+func itemsOf(n *fleet.Node, shown func(kind string) bool) []item {
 	if n == nil {
 		return nil
 	}
+	if shown == nil {
+		shown = func(string) bool { return false }
+	}
 	var out []item
 	for _, o := range objectsOf(flux.Of(n)) {
-		out = append(out, item{kind: o.Kind, namespace: o.Namespace, name: o.Name, row: o})
+		if !shown(o.Kind) {
+			out = append(out, item{kind: o.Kind, namespace: o.Namespace, name: o.Name, row: o})
+		}
 	}
-	if st := argocd.StateOf(n); st != nil {
+	if st := argocd.StateOf(n); st != nil && !shown("Application") {
 		for _, a := range st.Applications {
 			a.Holder, a.Target, a.TargetUnknown = "", nil, false // linked after: not a change of the Application
 			out = append(out, item{kind: "Application", namespace: a.Namespace, name: a.Name, row: a})
@@ -146,18 +158,4 @@ func objectsOf(f *flux.Status) []flux.Object {
 		return nil
 	}
 	return f.Objects
-}
-
-// objectMeta is what an event's object says of itself.
-type objectMeta struct {
-	Metadata struct {
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
-	} `json:"metadata"`
-}
-
-func metaOf(raw json.RawMessage) objectMeta {
-	var m objectMeta
-	_ = json.Unmarshal(raw, &m)
-	return m
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/idle"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 )
 
@@ -85,10 +85,9 @@ type cluster[C any] struct {
 	// ctx ends the cluster's watches; stop cancels it.
 	ctx    context.Context
 	cancel context.CancelFunc
-	// watching are the listings watched, by key; fluxKinds the Flux kinds
-	// among them, whose objects the watches keep up to date.
-	watching, fluxKinds map[string]bool
-	refresh             chan struct{}
+	// watching are the stores watched, by key.
+	watching map[string]bool
+	refresh  chan struct{}
 	// reconnect are the Secrets (namespace/name) that changed: the
 	// children whose kubeconfig they hold are connected again.
 	reconnect map[string]bool
@@ -249,25 +248,21 @@ func (w *Watcher[C]) emit(ev Event) {
 	}
 }
 
-// start starts the watches of c, one per listing its walk made that is
-// not watched yet, and its reader; w.mu is held.
+// start starts the watches of c, one per store of what its reads kept
+// that is not watched yet, and its reader; w.mu is held.
 func (w *Watcher[C]) start(c *cluster[C]) {
 	if c.ctx == nil {
 		c.ctx, c.cancel = context.WithCancel(w.ctx)
-		c.watching, c.fluxKinds, c.refresh, c.reconnect = map[string]bool{}, map[string]bool{}, make(chan struct{}, 1), map[string]bool{}
+		c.watching, c.refresh, c.reconnect = map[string]bool{}, make(chan struct{}, 1), map[string]bool{}
 		w.wg.Go(func() { w.refresher(c.ctx, c) })
 	}
-	for _, l := range c.conn.Kube().Listings() {
-		key := l.Key()
-		if c.watching[key] || l.ResourceVersion == "" {
+	for _, s := range c.conn.Kube().Stores() {
+		if c.watching[s.Key()] || s.Listing().ResourceVersion == "" {
 			continue
 		}
-		c.watching[key] = true
-		if k, ok := flux.KindOf(l.GVK); ok {
-			c.fluxKinds[k.Name] = true
-		}
+		c.watching[s.Key()] = true
 		path := c.node.Path
-		w.wg.Go(func() { w.watch(c.ctx, c, l, path) })
+		w.wg.Go(func() { w.watch(c.ctx, c, s, path) })
 	}
 }
 
@@ -286,10 +281,13 @@ func (w *Watcher[C]) stop(n *fleet.Node) {
 	})
 }
 
-// watch watches one listing of c until c's watch ends.
-func (w *Watcher[C]) watch(ctx context.Context, c *cluster[C], l kube.Listing, path string) {
+// watch keeps one store of c up to date until c's watch ends: it applies
+// each event of a watch of the store's list, from the list's
+// resourceVersion on, and lists again only when the watch cannot go on
+// from where it was (410 Gone).
+func (w *Watcher[C]) watch(ctx context.Context, c *cluster[C], s *kube.Store, path string) {
 	kc := c.conn.Kube()
-	kind, isFlux := flux.KindOf(l.GVK)
+	l := s.Listing()
 	backoff := w.opts.MinBackoff
 	// relisted is true while the last watch ended asking for a list and
 	// delivered nothing: a cluster that asks again at once waits first.
@@ -300,14 +298,14 @@ func (w *Watcher[C]) watch(ctx context.Context, c *cluster[C], l kube.Listing, p
 			timeout = 5*time.Minute + rand.N(5*time.Minute)
 		}
 		sctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
-		s, err := kc.Watch(sctx, l, timeout)
+		stream, err := kc.Watch(sctx, l, timeout)
 		if err == nil {
 			w.up(c)
 			var delivered bool
-			delivered, err = w.consume(c, l.GVK.Kind, kind, isFlux, s)
+			delivered, err = w.consume(ctx, c, s, stream)
 			relisted = relisted && !delivered
-			l.ResourceVersion = s.RV
-			_ = s.Close()
+			l.ResourceVersion = stream.RV
+			_ = stream.Close()
 		}
 		expired := sctx.Err() != nil
 		cancel()
@@ -324,10 +322,13 @@ func (w *Watcher[C]) watch(ctx context.Context, c *cluster[C], l kube.Listing, p
 				return
 			}
 			klog.FromContext(ctx).V(2).Info("The watch cannot go on; listing again", "cluster", fleet.DescribePath(path), "kind", l.GVK.Kind, "reason", err.Error())
-			body, fresh, lerr := kc.Relist(ctx, l)
+			// As the walk reads: each page within the cluster's timeout.
+			rctx, cancel := idle.WithTimeout(ctx, w.opts.Walk.Timeout)
+			changes, fresh, lerr := kc.Relist(rctx, s)
+			cancel()
 			if lerr == nil {
 				l, relisted = fresh, true
-				w.relisted(c, kind, isFlux, body)
+				w.objectsChanged(c, s, changes...)
 				continue
 			}
 			err = lerr
@@ -353,109 +354,61 @@ func (w *Watcher[C]) wait(ctx context.Context, backoff *time.Duration) bool {
 	}
 }
 
-// consume reads a stream's events until it ends; delivered says whether
-// it read any.
-func (w *Watcher[C]) consume(c *cluster[C], kindName string, kind flux.Kind, isFlux bool, s *kube.Stream) (delivered bool, err error) {
+// consume applies a stream's events to the store until the stream ends;
+// delivered says whether it read any.
+func (w *Watcher[C]) consume(ctx context.Context, c *cluster[C], s *kube.Store, stream *kube.Stream) (delivered bool, err error) {
 	for {
-		ev, err := s.Next()
+		ev, err := stream.Next()
 		if err != nil {
 			return delivered, err
 		}
 		delivered = true
-		switch {
-		case ev.Type == "BOOKMARK":
-		case isFlux:
-			w.fluxEvent(c, kind, ev)
-		default:
-			w.otherEvent(c, kindName, ev)
+		change, changed, err := s.Apply(ev)
+		if err != nil {
+			// What is kept of the object stays as it was; a later event
+			// of it, or a list, mends it.
+			klog.FromContext(ctx).V(2).Info("Cannot read an event's object", "cluster", fleet.DescribePath(c.path()), "reason", err.Error())
+			continue
+		}
+		if changed {
+			w.objectsChanged(c, s, change)
 		}
 	}
 }
 
-// fluxEvent applies an event of a Flux kind to c's node.
-func (w *Watcher[C]) fluxEvent(c *cluster[C], kind flux.Kind, ev kube.WatchEvent) {
-	objs, err := kind.Decode(append(append([]byte(`{"items":[`), ev.Object...), ']', '}'))
-	if err != nil || len(objs) != 1 {
+// objectsChanged records changes of what a store of c keeps. An object
+// the stream shows (kube.Lister.Rows) is an event at once; the cluster is
+// read again from what its stores keep, a Debounce later, for what the
+// changes make of it (its row, its links, its drift); and a changed
+// Secret connects again the children whose kubeconfig it holds.
+func (w *Watcher[C]) objectsChanged(c *cluster[C], s *kube.Store, changes ...kube.Change) {
+	if len(changes) == 0 {
 		return
 	}
-	obj := objs[0]
-	if ev.Type == "DELETED" {
-		objs = nil
-	}
-	w.replaceObjects(c, func(o flux.Object) bool {
-		return o.Kind == obj.Kind && o.Namespace == obj.Namespace && o.Name == obj.Name
-	}, objs)
-}
-
-// relisted applies a list made after a watch's resourceVersion expired.
-func (w *Watcher[C]) relisted(c *cluster[C], kind flux.Kind, isFlux bool, body []byte) {
-	if !isFlux {
-		w.requestRefresh(c)
-		return
-	}
-	objs, err := kind.Decode(body)
-	if err != nil {
-		w.requestRefresh(c)
-		return
-	}
-	w.replaceObjects(c, func(o flux.Object) bool { return o.Kind == kind.Name }, objs)
-}
-
-// replaceObjects puts, in place of the Flux objects of c's node that drop
-// names, the objects add, with the events that makes.
-func (w *Watcher[C]) replaceObjects(c *cluster[C], drop func(flux.Object) bool, add []flux.Object) {
+	kind := s.Listing().GVK.Kind
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := c.node
-	if w.clusters[n] != c {
+	if w.clusters[c.node] != c {
+		w.mu.Unlock()
 		return // no longer in the tree
 	}
-	next := *n
-	objects := withObjects(flux.Of(n), drop, add)
-	objects.Installed = true
-	flux.Set(&next, objects)
-	if w.opts.Analyze != nil {
-		w.opts.Analyze(&next)
+	for _, ch := range changes {
+		if kind == "Secret" && c.reconnect != nil {
+			c.reconnect[ch.Namespace+"/"+ch.Name] = true
+		}
+		if !s.Rows() {
+			continue
+		}
+		ev := Event{Path: c.node.Path, Kind: kind, Namespace: ch.Namespace, Name: ch.Name, Change: Modified, Before: ch.Before, After: ch.After}
+		switch {
+		case ch.Before == nil:
+			ev.Change = Added
+		case ch.After == nil:
+			ev.Change = Deleted
+		}
+		w.emit(ev)
 	}
-	w.diff(n, &next, false)
-	n.Facets = next.Facets // the Flux status and Analyze's findings, facets
-	// A Flux change of n changes what applies to its children, and
-	// nothing else: the whole tree's links cost 50 µs an event at 1000
-	// clusters (docs/benchmarks.md).
-	flux.LinkChildren(n)
+	w.mu.Unlock()
 	w.notify()
-}
-
-// withObjects is a copy of f (an empty one when nil) without the objects
-// drop names and with add, summed up.
-func withObjects(f *flux.Status, drop func(flux.Object) bool, add []flux.Object) *flux.Status {
-	out := &flux.Status{}
-	if f != nil {
-		*out = *f
-	}
-	out.Objects = nil
-	for _, o := range objectsOf(f) {
-		if !drop(o) {
-			out.Objects = append(out.Objects, o)
-		}
-	}
-	out.Objects = append(out.Objects, add...)
-	flux.Summarize(out)
-	return out
-}
-
-// otherEvent is an event of a kind that changes what the cluster holds:
-// the cluster is read again, and a changed Secret connects again the
-// children whose kubeconfig it holds.
-func (w *Watcher[C]) otherEvent(c *cluster[C], kind string, ev kube.WatchEvent) {
-	if kind == "Secret" {
-		obj := metaOf(ev.Object)
-		w.mu.Lock()
-		if c.reconnect != nil {
-			c.reconnect[obj.Metadata.Namespace+"/"+obj.Metadata.Name] = true
-		}
-		w.mu.Unlock()
-	}
 	w.requestRefresh(c)
 }
 
@@ -592,7 +545,6 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 		return nil
 	}
 	next := *r.Node
-	flux.Set(&next, mergeFlux(flux.Of(n), flux.Of(r.Node), c.fluxKinds))
 	next.Children = make([]*fleet.Node, 0, len(r.Children))
 	for i, child := range r.Children {
 		path := fleet.JoinPath(n.Path, r.Segments[i])
@@ -600,7 +552,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 			if prev := old[path]; prev != nil {
 				w.stop(prev)
 				w.emit(Event{Path: path, Kind: KindCluster, Namespace: child.Namespace, Name: child.Name, Change: Reconnected, Before: rowOf(prev), After: rowOf(res.Root)})
-				w.diffContent(prev, res.Root)
+				w.diffContent(prev, res.Root, nil)
 				w.diffChildren(prev, res.Root)
 			}
 			next.Children = append(next.Children, res.Root)
@@ -617,7 +569,9 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 		if w.opts.Analyze != nil {
 			w.opts.Analyze(&updated)
 		}
-		w.diff(prev, &updated, false)
+		// What the parent says changed, nothing the child holds: its row
+		// and its drift, which may compare the two.
+		w.diffShown(prev, &updated, everything)
 		*prev = updated
 		next.Children = append(next.Children, prev)
 	}
@@ -642,7 +596,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 			w.diff(nil, ch, true)
 		}
 	}
-	w.diff(n, &next, false)
+	w.diffShown(n, &next, w.shown(c))
 	*n = next
 	w.indexParents()
 	fleet.Link(w.root, w.opts.Walk.Linkers...)
@@ -650,6 +604,23 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 	w.notify()
 	return nil
 }
+
+// shown are the kinds of c's objects the watch shows as it applies their
+// events (objectsChanged): a read of the cluster from its stores changes
+// none of them.
+func (w *Watcher[C]) shown(c *cluster[C]) func(kind string) bool {
+	out := map[string]bool{}
+	for _, s := range c.conn.Kube().Stores() {
+		if s.Rows() && c.watching[s.Key()] {
+			out[s.Listing().GVK.Kind] = true
+		}
+	}
+	return func(kind string) bool { return out[kind] }
+}
+
+// everything are the kinds of what a cluster holds, for a change of what
+// its parent says of it, which changes none of it.
+func everything(string) bool { return true }
 
 // adopt starts the watches of a subtree walked; w.mu is held.
 func (w *Watcher[C]) adopt(res *fleet.Result[C], levels int) {
@@ -712,23 +683,4 @@ func (w *Watcher[C]) up(c *cluster[C]) {
 	w.mu.Unlock()
 	w.notify()
 	w.requestRefresh(c)
-}
-
-// mergeFlux is what a cluster read again says of its Flux objects, but
-// for the kinds watched, which the watches keep: a list read a moment ago
-// may be older than their last event.
-func mergeFlux(live, read *flux.Status, watched map[string]bool) *flux.Status {
-	if read == nil {
-		return live
-	}
-	if live == nil || len(watched) == 0 {
-		return read
-	}
-	var kept []flux.Object
-	for _, o := range live.Objects {
-		if watched[o.Kind] {
-			kept = append(kept, o)
-		}
-	}
-	return withObjects(read, func(o flux.Object) bool { return watched[o.Kind] }, kept)
 }

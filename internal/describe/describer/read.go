@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/idle"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
@@ -86,7 +87,7 @@ func Read(ctx context.Context, res *fleet.Result[*reach.Cluster], cfg Config) *d
 // tells the linkers. A list that fails leaves its clusters out, not the
 // description, and is returned.
 func listChildren(ctx context.Context, c *reach.Cluster, node *fleet.Node, cfg Config) ([]*fleet.Node, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	ctx, cancel := idle.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	kids, err := c.Children(ctx, true)
 	var partial *fleet.PartialChildren
@@ -129,18 +130,32 @@ const nodesProbeName = "nodes"
 // nodesProbe counts a cluster's nodes and the Ready ones.
 func nodesProbe() fleet.Probe[*reach.Cluster] {
 	return fleet.NewProbe(nodesProbeName, func(ctx context.Context, c *reach.Cluster) (func(*fleet.Node), error) {
-		list := &corev1.NodeList{}
-		if err := c.Kube().List(ctx, list); err != nil {
+		ready, err := nodes.List(ctx, c.Kube())
+		if err != nil {
 			return nil, fmt.Errorf("failed to list nodes: %w", err)
 		}
-		count := &fleet.Count{Total: len(list.Items)}
-		for _, n := range list.Items {
-			for _, cond := range n.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					count.Ready++
-				}
+		count := &fleet.Count{Total: len(ready)}
+		for _, r := range ready {
+			if r {
+				count.Ready++
 			}
 		}
 		return func(n *fleet.Node) { n.SetFacet(nodesFacet, nodeCount{count}) }, nil
 	})
 }
+
+// nodes are a cluster's Nodes, each as whether it is Ready.
+var nodes = kube.Lister[bool]{Name: "describe nodes", GVK: corev1.SchemeGroupVersion.WithKind("Node"),
+	Keep: kube.KeepAs(func(n struct {
+		kube.Object
+		Status struct {
+			Conditions []corev1.NodeCondition `json:"conditions"`
+		} `json:"status"`
+	}) (bool, bool) {
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				return true, true
+			}
+		}
+		return false, true
+	})}
