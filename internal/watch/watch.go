@@ -427,6 +427,7 @@ func (w *Watcher[C]) requestRefresh(c *cluster[C]) {
 // every RetryUnreachable, as they may have come up since.
 func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
 	backoff := w.opts.MinBackoff
+	var took time.Duration // by the last reread
 	retry := time.NewTicker(RetryUnreachable)
 	defer retry.Stop()
 	for {
@@ -439,12 +440,20 @@ func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
 				continue
 			}
 		}
+		// A Debounce, or ten times what the last reread took: a big
+		// cluster that changes all the time (a hub whose Applications
+		// Argo CD updates a few times a second) is read again from its
+		// stores at most a tenth of the time. Its objects' events do
+		// not wait for this: they are on the stream as they come.
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(w.opts.Debounce):
+		case <-time.After(max(w.opts.Debounce, rereadCost*took)):
 		}
-		if err := w.reread(ctx, c); err != nil {
+		start := time.Now()
+		err := w.reread(ctx, c)
+		took = time.Since(start)
+		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Cannot read the cluster again", "cluster", fleet.DescribePath(c.path()), "reason", err.Error())
 			if !w.wait(ctx, &backoff) {
 				return
@@ -455,6 +464,10 @@ func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
 		backoff = w.opts.MinBackoff
 	}
 }
+
+// rereadCost is how many times its last reread's duration a cluster
+// waits before it is read again: rereads take at most a tenth of the time.
+const rereadCost = 10
 
 // RetryUnreachable is how often a cluster whose children could not be
 // reached is read again, to walk those that came up.
