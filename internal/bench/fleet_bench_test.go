@@ -138,8 +138,24 @@ func runPlugin(b *testing.B, bin, kubeconfig string, args ...string) run {
 	log := filepath.Join(b.TempDir(), "requests.json")
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "KUBECTL_FLEET_REQUEST_LOG="+log)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	r := runCommand(b, cmd)
+	r.stdout = stdout.Bytes()
+	n, err := requestsIn(log)
+	if err != nil {
+		b.Fatalf("%v: no request log: %v", args, err)
+	}
+	r.requests = n
+	return r
+}
+
+// runCommand runs cmd, its stdout set by the caller, and measures it: its
+// wall, its CPU and the fleet's, its peak RSS, its stderr and exit code.
+func runCommand(b *testing.B, cmd *exec.Cmd) run {
+	b.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	cpu0, start := fleetCPU(), time.Now()
 	err := cmd.Start()
 	var peak float64
@@ -147,18 +163,13 @@ func runPlugin(b *testing.B, bin, kubeconfig string, args ...string) run {
 		peak = peakRSS(cmd.Process.Pid)
 		err = cmd.Wait()
 	}
-	r := run{wall: time.Since(start), fleetCPU: fleetCPU() - cpu0, stdout: stdout.Bytes(), stderr: stderr.String()}
+	r := run{wall: time.Since(start), fleetCPU: fleetCPU() - cpu0, stderr: stderr.String()}
 	if cmd.ProcessState == nil {
-		b.Fatalf("%v: %v", args, err)
+		b.Fatalf("%v: %v", cmd.Args, err)
 	}
 	r.toolCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	r.code = cmd.ProcessState.ExitCode()
 	r.rssMB = peakOr(peak, cmd.ProcessState)
-	n, err := requestsIn(log)
-	if err != nil {
-		b.Fatalf("%v: no request log: %v", args, err)
-	}
-	r.requests = n
 	return r
 }
 
@@ -172,23 +183,12 @@ func runPlugin(b *testing.B, bin, kubeconfig string, args ...string) run {
 func peakRSS(pid int) float64 {
 	var peak float64
 	for {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		st, err := readStatus(pid)
 		if err != nil {
 			return peak
 		}
-		state := ""
-		for line := range strings.Lines(string(data)) {
-			key, value, _ := strings.Cut(line, ":")
-			value = strings.TrimSpace(value)
-			switch key {
-			case "State":
-				state = value
-			case "VmHWM":
-				n, _ := strconv.Atoi(strings.TrimSuffix(value, " kB"))
-				peak = max(peak, float64(n)/1024)
-			}
-		}
-		if strings.HasPrefix(state, "Z") { // exited, not yet waited for
+		peak = max(peak, st.hwmMB)
+		if strings.HasPrefix(st.state, "Z") { // exited, not yet waited for
 			return peak
 		}
 		time.Sleep(10 * time.Millisecond) // a sampling period, not a wait for a state
@@ -385,7 +385,15 @@ func writeTable(b *testing.B, env, name, text string) {
 // stops it.
 func startFleet(b *testing.B, tenants int) *sandbox.Fleet {
 	b.Helper()
-	spec, err := sandbox.ParseSpec([]byte(specFor(tenants)))
+	f, _ := startSpec(b, specFor(tenants))
+	return f
+}
+
+// startSpec starts the sandbox fleet of the spec text, and says how long
+// its start took; the caller stops it.
+func startSpec(b *testing.B, text string) (*sandbox.Fleet, time.Duration) {
+	b.Helper()
+	spec, err := sandbox.ParseSpec([]byte(text))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -393,14 +401,15 @@ func startFleet(b *testing.B, tenants int) *sandbox.Fleet {
 	if err != nil {
 		b.Fatal(err)
 	}
+	start := time.Now()
 	f, err := sandbox.Start(context.Background(), spec, sandbox.Options{Dir: b.TempDir(), Assets: assets})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return f
+	return f, time.Since(start)
 }
 
-// stopFleet stops a fleet startFleet started.
+// stopFleet stops a fleet startFleet or startSpec started.
 func stopFleet(b *testing.B, f *sandbox.Fleet) {
 	b.Helper()
 	if err := f.Stop(); err != nil {

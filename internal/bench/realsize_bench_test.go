@@ -18,8 +18,6 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
 // The knobs of BenchmarkRealSize, from the environment (make bench sets
@@ -107,47 +105,14 @@ func fluxSpec(tenants, objects int) string {
 		fmt.Sprintf("        declaredBy: Kustomization/flux-system/tenants\n        fluxObjects: %d\n        fluxInventory: 20\n", objects), 1)
 }
 
-func startSpec(b *testing.B, text string) (*sandbox.Fleet, time.Duration) {
-	b.Helper()
-	spec, err := sandbox.ParseSpec([]byte(text))
-	if err != nil {
-		b.Fatal(err)
-	}
-	assets, err := sandbox.FindAssets()
-	if err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	f, err := sandbox.Start(b.Context(), spec, sandbox.Options{Dir: b.TempDir(), Assets: assets})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return f, time.Since(start)
-}
-
 // runTool runs a command other than the plugin (kubectl) on the fleet of
 // kubeconfig, its output discarded as > /dev/null would.
 func runTool(b *testing.B, bin, kubeconfig string, args ...string) run {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	cpu0, start := fleetCPU(), time.Now()
-	err := cmd.Start()
-	var peak float64
-	if err == nil {
-		peak = peakRSS(cmd.Process.Pid)
-		err = cmd.Wait()
-	}
-	r := run{wall: time.Since(start), fleetCPU: fleetCPU() - cpu0, stderr: stderr.String()}
-	if cmd.ProcessState == nil {
-		b.Fatalf("%s %v: %v", bin, args, err)
-	}
-	r.toolCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	r.code = cmd.ProcessState.ExitCode()
-	r.rssMB = peakOr(peak, cmd.ProcessState)
-	return r
+	cmd.Stdout = io.Discard
+	return runCommand(b, cmd)
 }
 
 // sizeRow is a line of the real-size table.

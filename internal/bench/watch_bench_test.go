@@ -560,23 +560,42 @@ func procCPU(pid int) time.Duration {
 // (VmRSS, VmHWM), in MB, and its threads.
 func procMemory(b *testing.B, pid int) (rssMB, hwmMB float64, threads int) {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := readStatus(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return st.rssMB, st.hwmMB, st.threads
+}
+
+// procStatus is what the benches read of /proc/PID/status.
+type procStatus struct {
+	rssMB, hwmMB float64 // VmRSS, VmHWM
+	threads      int
+	state        string
+}
+
+func readStatus(pid int) (procStatus, error) {
+	var st procStatus
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return st, err
+	}
 	for line := range strings.Lines(string(data)) {
 		key, value, _ := strings.Cut(line, ":")
-		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(value), " kB"))
+		value = strings.TrimSpace(value)
+		n, _ := strconv.Atoi(strings.TrimSuffix(value, " kB"))
 		switch key {
+		case "State":
+			st.state = value
 		case "VmRSS":
-			rssMB = float64(n) / 1024
+			st.rssMB = float64(n) / 1024
 		case "VmHWM":
-			hwmMB = float64(n) / 1024
+			st.hwmMB = float64(n) / 1024
 		case "Threads":
-			threads = n
+			st.threads = n
 		}
 	}
-	return rssMB, hwmMB, threads
+	return st, nil
 }
 
 // heldConnections counts the established TCP connections of process pid
