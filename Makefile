@@ -93,7 +93,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 
 .PHONY: test
 test: lint sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients tmux inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
-	go test -count=1 -timeout 30m ./...
+	go test -count=1 -timeout 60m ./...
 	@echo "benchmarks, once each, as tests that they still run (numbers: make bench)"
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./internal/fleet ./internal/render ./internal/execguard ./internal/argocd
 	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 1x ./internal/cmd

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -402,7 +403,8 @@ func startSpec(b *testing.B, text string) (*sandbox.Fleet, time.Duration) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	f, err := sandbox.Start(context.Background(), spec, sandbox.Options{Dir: b.TempDir(), Assets: assets})
+	// Every core for the apiservers, as a real one has: the tests give them one.
+	f, err := sandbox.Start(context.Background(), spec, sandbox.Options{Dir: b.TempDir(), Assets: assets, Procs: runtime.NumCPU()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -198,8 +198,9 @@ func (p *pluginProcess) wantInterrupted(tb testing.TB, sig syscall.Signal) {
 // A command leaves no goroutine behind, hostile children or not: every
 // connection, timer and request it started has ended when it returns.
 func TestNoGoroutineLeftBehind(t *testing.T) {
-	// The shared fleets' starts run goroutines of their own: done first.
-	fleetsSettled()
+	// The shared fleets' starts and stops run goroutines of their own:
+	// none while this test runs.
+	holdFleets(t)
 	f := startHostileFleet(t)
 	ignore := goleak.IgnoreCurrent()
 	for _, args := range [][]string{

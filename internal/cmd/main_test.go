@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,9 +29,11 @@ import (
 // The fleets of real apiservers the end-to-end tests of this package
 // share, for what an in-memory fleet cannot show (real controllers, TLS
 // and the kubeconfig policy end to end, request logs, watch streams,
-// kubectl run against a fleet). Each is started once, by the first test
-// that names it (fleet.get) or ahead of it by TestMain, and stopped by
-// TestMain. A spec that no test needs on apiservers has none: the drift
+// kubectl run against a fleet). Each is started by the first test that
+// gets it (fleet.get), or a little ahead of it by TestMain, and stopped
+// once no test to come names it (fleetUse): a fleet's apiservers, idle,
+// still take 2 to 3 % of a core each, and 11 fleets up from the first
+// test to the last kept two cores busy doing nothing. A spec that no test needs on apiservers has none: the drift
 // fleet's tests all run in memory (its frozen JSON, written on
 // apiservers, shows the two agree).
 var (
@@ -65,25 +69,18 @@ var (
 	// inventoriesFleet is a hub of every inventory: CAPI, OCM,
 	// ClusterProfiles, Sveltos and HyperShift.
 	inventoriesFleet = newSharedFleet("inventories")
-	// sharedFleets in the order TestMain starts them ahead of the tests
-	// (a whole run, not -run): the order the tests first need them in, as
-	// tests run in the order of their files (a file named for its fleet
-	// runs when that fleet is up: the hub's tests in hub_*.go; as
-	// apps_action_test.go they ran first, and waited 2.5 minutes for the
-	// hub to start).
+	// sharedFleets are every shared fleet; TestMain starts them ahead of
+	// the tests in the order the tests first need them (fleetUse).
 	sharedFleets = []*sharedFleet{demoFleet, faultsFleet, credentialsFleet, inventoriesFleet, diffFleet, fluxFleet, reliabilityFleet, hubFleet, realFleet, watchFleet, scaleFleet}
 )
 
 // A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml of real
-// apiservers: started once, when a test first needs it (get) or ahead of
-// it (start), and stopped by TestMain.
+// apiservers: started when a test first needs it (get) or ahead of it
+// (start), and stopped once no test to come names it (stopDone).
 type sharedFleet struct {
-	name  string
-	once  sync.Once
-	begun atomic.Bool   // the start has begun
-	ready chan struct{} // closed once started or failed
-	fleet *sandbox.Fleet
-	err   error
+	name string
+	run  *fleetRun // the fleet's start; nil before it and after a stop; under fleets.mu
+	done bool      // no test to come names it; under fleets.mu
 
 	// first, when set, reads the fleet as it started, before any test
 	// has it: get runs it once, in the first test to get the fleet, and
@@ -94,59 +91,120 @@ type sharedFleet struct {
 	firstBy   atomic.Pointer[testing.T] // the test running first, whose own gets go on
 }
 
-func newSharedFleet(name string) *sharedFleet {
-	return &sharedFleet{name: name, ready: make(chan struct{})}
+// A fleetRun is one start of a shared fleet.
+type fleetRun struct {
+	ready chan struct{} // closed once started or failed
+	fleet *sandbox.Fleet
+	err   error
 }
 
-// fleetStarts holds a slot per fleet starting: two at a time, as every
-// apiserver at once makes two cores thrash. aheadDone is closed once
-// TestMain has begun every start it begins ahead of the tests.
-var (
-	fleetStarts = make(chan struct{}, 2)
-	aheadDone   = make(chan struct{})
-)
+func newSharedFleet(name string) *sharedFleet { return &sharedFleet{name: name} }
 
-// start begins the fleet's start in the background, once; held says the
-// caller holds a slot of fleetStarts, which the start then releases. It
-// reports whether this call began it.
+// fleets is what the shared fleets do: which test has begun, what the
+// package's tests need (use), and the starts and stops under way.
+var fleets = struct {
+	mu   sync.Mutex
+	cond *sync.Cond // broadcast when busy, holds or a fleet's run change
+	use  fleetUse   // nil maps when the tests' source could not be read: nothing stops early
+	// reached is the position (fleetUse.order) of the latest top-level
+	// test to get a fleet: every test before it has ended.
+	reached int
+	// busy counts the starts and stops under way; holds the tests that
+	// need none to begin (holdFleets).
+	busy, holds int
+}{reached: -1}
+
+func init() { fleets.cond = sync.NewCond(&fleets.mu) }
+
+// fleetStarts holds a slot per fleet starting: two at a time, as every
+// apiserver at once makes two cores thrash. maxAhead is how many fleets
+// may be up when TestMain starts one ahead of its first test.
+var fleetStarts = make(chan struct{}, 2)
+
+const maxAhead = 4
+
+// start begins the fleet's start in the background unless it has begun;
+// held says the caller holds a slot of fleetStarts, which the start then
+// releases. It reports whether this call began it. Called with fleets.mu
+// held.
 func (s *sharedFleet) start(held bool) bool {
-	began := false
-	s.once.Do(func() {
-		began = true
-		s.begun.Store(true)
-		go func() {
-			defer close(s.ready)
-			if !held {
-				fleetStarts <- struct{}{}
-			}
-			defer func() { <-fleetStarts }()
-			root, err := sandbox.CheckoutRoot()
-			if err != nil {
-				s.err = err
-				return
-			}
-			// The fleets' own requests log nothing: a test that runs a
-			// command with -v=10 in this process turns klog's verbosity up
-			// for the whole process while it runs, and a fleet starting
-			// beside it would log every body it sends.
-			ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), 10*time.Minute)
-			defer cancel()
-			s.fleet, s.err = sandbox.StartFile(ctx, root+"/testdata/fleets/"+s.name+".yaml", "")
+	if s.run != nil {
+		return false
+	}
+	r := &fleetRun{ready: make(chan struct{})}
+	s.run = r
+	fleets.busy++
+	go func() {
+		defer func() {
+			close(r.ready)
+			fleets.mu.Lock()
+			fleets.busy--
+			fleets.cond.Broadcast()
+			fleets.mu.Unlock()
 		}()
-	})
-	return began
+		if !held {
+			fleetStarts <- struct{}{}
+		}
+		defer func() { <-fleetStarts }()
+		root, err := sandbox.CheckoutRoot()
+		if err != nil {
+			r.err = err
+			return
+		}
+		// The fleets' own requests log nothing: a test that runs a
+		// command with -v=10 in this process turns klog's verbosity up
+		// for the whole process while it runs, and a fleet starting
+		// beside it would log every body it sends.
+		ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), 10*time.Minute)
+		defer cancel()
+		r.fleet, r.err = sandbox.StartFile(ctx, root+"/testdata/fleets/"+s.name+".yaml", "")
+	}()
+	return true
+}
+
+// stop stops the fleet in the background once its start has ended.
+// Called with fleets.mu held.
+func (s *sharedFleet) stop() {
+	r := s.run
+	if r == nil {
+		return
+	}
+	s.run = nil
+	fleets.busy++
+	go func() {
+		<-r.ready
+		if r.fleet != nil {
+			if err := r.fleet.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+			}
+		}
+		fleets.mu.Lock()
+		fleets.busy--
+		fleets.cond.Broadcast()
+		fleets.mu.Unlock()
+	}()
 }
 
 // get is the started fleet: it starts it if no test has yet, waits for
 // its start, and fails the test if the fleet could not start. Under -short
-// it skips the test.
+// it skips the test. A fleet stopped because no test to come names it
+// (fleetUse read the source wrong) is started again, and says so.
 func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
 	tb.Helper()
 	needFleets(tb)
+	reached(tb.Name())
+	fleets.mu.Lock()
+	if s.done {
+		tb.Logf("fleet %s was stopped as no test to come names it (fleetUse), and starts again for %s", s.name, tb.Name())
+		s.done = false
+	}
 	s.start(false)
-	<-s.ready
-	if s.err != nil {
-		tb.Fatalf("fleet %s: %v", s.name, s.err)
+	r := s.run
+	fleets.cond.Broadcast()
+	fleets.mu.Unlock()
+	<-r.ready
+	if r.err != nil {
+		tb.Fatalf("fleet %s: %v", s.name, r.err)
 	}
 	if t, _ := tb.(*testing.T); s.first != nil && (t == nil || s.firstBy.Load() != t) {
 		s.firstOnce.Do(func() {
@@ -155,29 +213,76 @@ func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
 			}
 			s.firstBy.Store(t)
 			defer s.firstBy.Store(nil)
-			s.first(t, s.fleet)
+			s.first(t, r.fleet)
 		})
 	}
-	return s.fleet
+	return r.fleet
 }
 
-// fleetsSettled waits until no shared fleet is starting or will start
-// ahead of the tests: a start runs goroutines, which a test that counts
-// the process's goroutines must not see.
-func fleetsSettled() {
-	<-aheadDone
+// gotLater says a test after test's (a test's name, of a subtest's too)
+// in this whole run (not -run) names the fleet (fleetUse).
+func (s *sharedFleet) gotLater(test string) bool {
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		return false
+	}
+	name, _, _ := strings.Cut(test, "/")
+	fleets.mu.Lock()
+	defer fleets.mu.Unlock()
+	pos, ok := fleets.use.order[name]
+	return ok && fleets.use.last[s.name] > pos
+}
+
+// reached notes that test's top-level test has begun, and stops every
+// fleet no test from it on names.
+func reached(test string) {
+	name, _, _ := strings.Cut(test, "/")
+	fleets.mu.Lock()
+	defer fleets.mu.Unlock()
+	pos, ok := fleets.use.order[name]
+	if !ok || pos <= fleets.reached {
+		return
+	}
+	fleets.reached = pos
 	for _, s := range sharedFleets {
-		if s.begun.Load() {
-			<-s.ready
+		if last, ok := fleets.use.last[s.name]; ok && last < pos && !s.done {
+			s.done = true
+			s.stop()
 		}
 	}
+	fleets.cond.Broadcast()
 }
 
-// started is the fleet if it has started, nil if not (yet).
+// holdFleets waits until no shared fleet is starting or stopping, and
+// starts or stops none ahead of the tests until the test ends: a start
+// runs goroutines, which a test that counts the process's goroutines must
+// not see.
+func holdFleets(t *testing.T) {
+	t.Helper()
+	fleets.mu.Lock()
+	fleets.holds++
+	for fleets.busy > 0 {
+		fleets.cond.Wait()
+	}
+	fleets.mu.Unlock()
+	t.Cleanup(func() {
+		fleets.mu.Lock()
+		fleets.holds--
+		fleets.cond.Broadcast()
+		fleets.mu.Unlock()
+	})
+}
+
+// started is the fleet if it is up, nil if not (yet, or any more).
 func (s *sharedFleet) started() *sandbox.Fleet {
+	fleets.mu.Lock()
+	r := s.run
+	fleets.mu.Unlock()
+	if r == nil {
+		return nil
+	}
 	select {
-	case <-s.ready:
-		return s.fleet
+	case <-r.ready:
+		return r.fleet
 	default:
 		return nil
 	}
@@ -186,7 +291,6 @@ func (s *sharedFleet) started() *sandbox.Fleet {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
-		close(aheadDone)
 		code := m.Run()
 		stopInMemory()
 		os.Exit(code)
@@ -199,47 +303,92 @@ func TestMain(m *testing.M) {
 
 // runWithFleets runs the tests, starting the shared fleets ahead of them
 // in a whole run (with -run, a fleet starts when a test first needs it),
-// and stops every fleet started once every start has ended.
+// stopping each once no test to come names it, and every fleet still up
+// at the end.
 func runWithFleets(m *testing.M) int {
+	use, err := fleetUseHere()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "warning: the shared fleets stay up to the end: %v\n", err)
+	}
+	if f := flag.Lookup("test.shuffle"); f != nil && f.Value.String() != "off" {
+		// In another order, fleetUse's order says nothing: every fleet
+		// stays up once started, and none starts ahead.
+		use, err = fleetUse{}, errors.New("-shuffle")
+	}
+	fleets.mu.Lock()
+	fleets.use = use
+	fleets.mu.Unlock()
 	ahead, stopAhead := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	if f := flag.Lookup("test.run"); f == nil || f.Value.String() == "" {
-		wg.Go(func() {
-			defer close(aheadDone)
-			for _, s := range sharedFleets {
-				select {
-				case fleetStarts <- struct{}{}:
-				case <-ahead.Done():
-					return
-				}
-				if !s.start(true) {
-					<-fleetStarts
-				}
-			}
-		})
-	} else {
-		close(aheadDone)
+	if f := flag.Lookup("test.run"); err == nil && (f == nil || f.Value.String() == "") {
+		wg.Go(func() { startAhead(ahead, use) })
 	}
 	defer func() {
 		stopAhead()
+		fleets.mu.Lock()
+		fleets.cond.Broadcast()
+		fleets.mu.Unlock()
 		wg.Wait()
-		fleetsSettled()
 		if pluginPath != "" {
 			_ = os.RemoveAll(filepath.Dir(pluginPath))
 		}
-		var stops sync.WaitGroup
+		fleets.mu.Lock()
 		for _, s := range sharedFleets {
-			if f := s.started(); f != nil {
-				stops.Go(func() {
-					if err := f.Stop(); err != nil {
-						fmt.Fprintf(os.Stderr, "warning: %v\n", err)
-					}
-				})
-			}
+			s.stop()
 		}
-		stops.Wait()
+		for fleets.busy > 0 {
+			fleets.cond.Wait()
+		}
+		fleets.mu.Unlock()
 	}()
-	return m.Run()
+	code := m.Run()
+	checkedAtCapture.Range(func(name, _ any) bool {
+		fmt.Fprintf(os.Stderr, "FAIL: TestFrozen left fleet %s's frozen commands to the first test to get it later, and none did\n", name)
+		code = max(code, 1)
+		return true
+	})
+	return code
+}
+
+// startAhead starts the shared fleets ahead of their first test, in the
+// order the tests first need them, two at a time, while fewer than
+// maxAhead are up and no test holds the fleets still; a fleet no test to
+// come names is not started.
+func startAhead(ctx context.Context, use fleetUse) {
+	order := slices.Clone(sharedFleets)
+	slices.SortStableFunc(order, func(a, b *sharedFleet) int { return cmp.Compare(use.first[a.name], use.first[b.name]) })
+	for _, s := range order {
+		if _, used := use.first[s.name]; !used {
+			continue
+		}
+		fleets.mu.Lock()
+		for ctx.Err() == nil && (fleets.holds > 0 || up() >= maxAhead) && s.run == nil && !s.done {
+			fleets.cond.Wait()
+		}
+		fleets.mu.Unlock()
+		select {
+		case fleetStarts <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		fleets.mu.Lock()
+		if ctx.Err() != nil || s.done || fleets.holds > 0 || !s.start(true) {
+			<-fleetStarts
+		}
+		fleets.mu.Unlock()
+	}
+}
+
+// up counts the shared fleets started and not stopped. Called with
+// fleets.mu held.
+func up() int {
+	n := 0
+	for _, s := range sharedFleets {
+		if s.run != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // needFleets skips a test under -short, where TestMain starts no apiserver.
@@ -414,6 +563,7 @@ func targets(name string, parallel, own bool) []target {
 // fleet, and runs t in parallel where the target says.
 func (tg target) begin(t *testing.T) target {
 	t.Helper()
+	reached(t.Name())
 	if tg.parallel {
 		t.Parallel()
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -37,9 +38,10 @@ var pagedCommands = [][]string{
 // Every command's -o json is the same whether its lists are read in pages
 // (of one object, or a hundred) or each in one request: on the in-memory
 // fleets, whose apiservers page as an apiserver does, a cluster of 5,000
-// Kustomizations among them.
+// Kustomizations among them. (Its subtests run side by side; the test
+// itself in its turn, so that the shared fleets it names, whose in-memory
+// twins it reads, need not stay up for it to the end: fleetUse.)
 func TestPagesReadWhatOneRequestReads(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		fleet, chunk string
 		commands     [][]string
@@ -187,10 +189,14 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// The pages of a list come from the apiserver's watch cache, first page
-// and continue pages alike (Kubernetes 1.34 and later, with etcd 3.5.13 or
-// later, as the sandbox's): the hub's Applications in pages of two, each
-// a list the cache served, none a consistent read that fell back to etcd.
+// The pages of a list come from the apiserver's watch cache (Kubernetes
+// 1.34 and later, with etcd 3.5.13 or later, as the sandbox's): the hub's
+// Applications in pages of two, the first a consistent read the cache
+// served, none a consistent read that fell back to etcd. The continue
+// pages come from the cache where it holds a snapshot of the list's
+// revision (ListFromCacheSnapshot), which depends on the apiserver's
+// history: on a fresh hub all of them did, after the other tests of a
+// whole run one of four; they are not asserted.
 func TestPagesComeFromTheWatchCache(t *testing.T) {
 	f := hubFleet.get(t)
 	root := f.Members[""]
@@ -215,8 +221,8 @@ func TestPagesComeFromTheWatchCache(t *testing.T) {
 	if pages.Load() < 2 {
 		t.Fatalf("%d pages of Applications; the test wants a continue page", pages.Load())
 	}
-	if got := after[served] - before[served]; got < float64(pages.Load()) {
-		t.Errorf("the watch cache served %.0f lists of Applications for %d pages", got, pages.Load())
+	if got := after[served] - before[served]; got < 1 {
+		t.Errorf("the watch cache served %.0f lists of Applications for %d pages, not the first", got, pages.Load())
 	}
 	for k, v := range after {
 		if strings.HasPrefix(k, fellBack) && v != before[k] {
@@ -232,11 +238,15 @@ func metrics(t *testing.T, cfg *rest.Config) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := hc.Get(cfg.Host + "/metrics")
+	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		t.Fatalf("GET %s: %s: %s", resp.Request.URL, resp.Status, body)
+	}
 	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)

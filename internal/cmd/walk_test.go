@@ -57,38 +57,41 @@ func requestsOf(t *testing.T, f *sandbox.Fleet, args ...string) (result, map[str
 // The reads the walk plans for every cluster it reaches, and nothing else:
 // its identity, its version, its CAPI Clusters, its Argo CD cluster
 // Secrets, its OCM ManagedClusters, its Argo CD Applications, each listed Flux kind, and, on a cluster that holds Clusters,
-// their kubeconfig Secrets in one list. Lists are served from the watch
-// cache (resourceVersion=0).
+// their kubeconfig Secrets in one list. Lists are read in pages of 500
+// (limit=500, a consistent read the watch cache serves), each of these
+// clusters' lists one page; the identity is read from the cache
+// (resourceVersion=0).
+
 // argoCDSecrets is the list of a cluster's Argo CD cluster Secrets.
-const argoCDSecrets = "GET /api/v1/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type%3Dcluster&resourceVersion=0"
+const argoCDSecrets = "GET /api/v1/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type%3Dcluster&limit=500"
 
 // ocmClusters is the list of a cluster's OCM ManagedClusters.
-const ocmClusters = "GET /apis/cluster.open-cluster-management.io/v1/managedclusters?resourceVersion=0"
+const ocmClusters = "GET /apis/cluster.open-cluster-management.io/v1/managedclusters?limit=500"
 
 // gatedReads are the lists of the inventories only management clusters
 // hold (reach.Gated).
 var gatedReads = []string{
-	"GET /apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles?resourceVersion=0",
-	"GET /apis/lib.projectsveltos.io/v1beta1/sveltosclusters?resourceVersion=0",
-	"GET /apis/hypershift.openshift.io/v1beta1/hostedclusters?resourceVersion=0",
+	"GET /apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles?limit=500",
+	"GET /apis/lib.projectsveltos.io/v1beta1/sveltosclusters?limit=500",
+	"GET /apis/hypershift.openshift.io/v1beta1/hostedclusters?limit=500",
 }
 
 func plannedReads(managesClusters bool) map[string]int {
 	reads := map[string]int{
 		"GET /api/v1/namespaces/kube-system?resourceVersion=0": 1,
 		"GET /version": 1,
-		"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1,
+		"GET /apis/cluster.x-k8s.io/v1beta2/clusters?limit=500": 1,
 		argoCDSecrets: 1,
 		ocmClusters:   1,
-		"GET /apis/argoproj.io/v1alpha1/applications?resourceVersion=0":             1,
-		"GET /apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?resourceVersion=0": 1,
-		"GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?resourceVersion=0":        1,
-		"GET /apis/source.toolkit.fluxcd.io/v1/gitrepositories?resourceVersion=0":   1,
-		"GET /apis/source.toolkit.fluxcd.io/v1/ocirepositories?resourceVersion=0":   1,
-		"GET /apis/source.toolkit.fluxcd.io/v1/helmrepositories?resourceVersion=0":  1,
+		"GET /apis/argoproj.io/v1alpha1/applications?limit=500":             1,
+		"GET /apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?limit=500": 1,
+		"GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?limit=500":        1,
+		"GET /apis/source.toolkit.fluxcd.io/v1/gitrepositories?limit=500":   1,
+		"GET /apis/source.toolkit.fluxcd.io/v1/ocirepositories?limit=500":   1,
+		"GET /apis/source.toolkit.fluxcd.io/v1/helmrepositories?limit=500":  1,
 	}
 	if managesClusters {
-		reads["GET /api/v1/secrets?fieldSelector=type%3Dcluster.x-k8s.io%2Fsecret&resourceVersion=0"] = 1
+		reads["GET /api/v1/secrets?fieldSelector=type%3Dcluster.x-k8s.io%2Fsecret&limit=500"] = 1
 		// The inventories only a management cluster holds: asked of one
 		// that holds clusters (and of the root), never of a tenant.
 		for _, r := range gatedReads {
@@ -165,8 +168,8 @@ func TestCompletionReadsOnlyThePath(t *testing.T) {
 		t.Fatalf("completions %q", r.stdout)
 	}
 	want := map[string]map[string]int{
-		"":    {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, ocmClusters: 1, "GET /api/v1/namespaces/masters/secrets/aws-kubeconfig": 1},
-		"aws": {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?resourceVersion=0": 1, argoCDSecrets: 1, ocmClusters: 1},
+		"":    {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?limit=500": 1, argoCDSecrets: 1, ocmClusters: 1, "GET /api/v1/namespaces/masters/secrets/aws-kubeconfig": 1},
+		"aws": {"GET /apis/cluster.x-k8s.io/v1beta2/clusters?limit=500": 1, argoCDSecrets: 1, ocmClusters: 1},
 	}
 	for _, reads := range want { // both hold clusters
 		for _, r := range gatedReads {

@@ -81,7 +81,7 @@ func (s *server) startController(name, dir, bin string, args, env []string, onEx
 		env = os.Environ()
 	}
 	// The last of a key's values is the one the process gets.
-	env = append(slices.Clip(env), "TMPDIR="+tmp)
+	env = append(slices.Clip(env), "TMPDIR="+tmp, fmt.Sprintf("GOMAXPROCS=%d", max(s.procs, 1)))
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
