@@ -37,7 +37,7 @@ type fleetUse struct {
 // it. sharedFleets, which names every fleet, is not counted: the tests
 // that range over it (scrub, sandboxCommits) read the fleets started, and
 // start none. A method call counts as a call of every method of that name.
-func readFleetUse(dir string, fleets []*sharedFleet) (fleetUse, error) {
+func readFleetUse(dir string, shared []*sharedFleet) (fleetUse, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		return fleetUse{}, err
@@ -57,7 +57,7 @@ func readFleetUse(dir string, fleets []*sharedFleet) (fleetUse, error) {
 		}
 	}
 	names := map[string]bool{} // fleet names
-	for _, s := range fleets {
+	for _, s := range shared {
 		names[s.name] = true
 	}
 	// Every declaration of the _test package by the key other code names

@@ -33,9 +33,9 @@ import (
 // gets it (fleet.get), or a little ahead of it by TestMain, and stopped
 // once no test to come names it (fleetUse): a fleet's apiservers, idle,
 // still take 2 to 3 % of a core each, and 11 fleets up from the first
-// test to the last kept two cores busy doing nothing. A spec that no test needs on apiservers has none: the drift
-// fleet's tests all run in memory (its frozen JSON, written on
-// apiservers, shows the two agree).
+// test to the last kept two cores busy doing nothing. A spec that no test
+// needs on apiservers has none: the drift fleet's tests all run in memory
+// (its frozen JSON, written on apiservers, shows the two agree).
 var (
 	demoFleet   = newSharedFleet("demo")
 	faultsFleet = newSharedFleet("faults")
@@ -76,7 +76,7 @@ var (
 
 // A sharedFleet is a sandbox fleet of testdata/fleets/NAME.yaml of real
 // apiservers: started when a test first needs it (get) or ahead of it
-// (start), and stopped once no test to come names it (stopDone).
+// (start), and stopped once no test to come names it (reached).
 type sharedFleet struct {
 	name string
 	run  *fleetRun // the fleet's start; nil before it and after a stop; under fleets.mu
@@ -137,10 +137,7 @@ func (s *sharedFleet) start(held bool) bool {
 	go func() {
 		defer func() {
 			close(r.ready)
-			fleets.mu.Lock()
-			fleets.busy--
-			fleets.cond.Broadcast()
-			fleets.mu.Unlock()
+			notBusy()
 		}()
 		if !held {
 			fleetStarts <- struct{}{}
@@ -178,11 +175,16 @@ func (s *sharedFleet) stop() {
 				fmt.Fprintf(os.Stderr, "warning: %v\n", err)
 			}
 		}
-		fleets.mu.Lock()
-		fleets.busy--
-		fleets.cond.Broadcast()
-		fleets.mu.Unlock()
+		notBusy()
 	}()
+}
+
+// notBusy counts a start or stop as ended.
+func notBusy() {
+	fleets.mu.Lock()
+	fleets.busy--
+	fleets.cond.Broadcast()
+	fleets.mu.Unlock()
 }
 
 // get is the started fleet: it starts it if no test has yet, waits for
@@ -222,23 +224,35 @@ func (s *sharedFleet) get(tb testing.TB) *sandbox.Fleet {
 // gotLater says a test after test's (a test's name, of a subtest's too)
 // in this whole run (not -run) names the fleet (fleetUse).
 func (s *sharedFleet) gotLater(test string) bool {
-	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+	if !wholeRun() {
 		return false
 	}
-	name, _, _ := strings.Cut(test, "/")
 	fleets.mu.Lock()
 	defer fleets.mu.Unlock()
-	pos, ok := fleets.use.order[name]
+	pos, ok := position(test)
 	return ok && fleets.use.last[s.name] > pos
+}
+
+// wholeRun says no -run chose the tests.
+func wholeRun() bool {
+	f := flag.Lookup("test.run")
+	return f == nil || f.Value.String() == ""
+}
+
+// position is fleetUse's position of test's top-level test. Called with
+// fleets.mu held.
+func position(test string) (int, bool) {
+	name, _, _ := strings.Cut(test, "/")
+	pos, ok := fleets.use.order[name]
+	return pos, ok
 }
 
 // reached notes that test's top-level test has begun, and stops every
 // fleet no test from it on names.
 func reached(test string) {
-	name, _, _ := strings.Cut(test, "/")
 	fleets.mu.Lock()
 	defer fleets.mu.Unlock()
-	pos, ok := fleets.use.order[name]
+	pos, ok := position(test)
 	if !ok || pos <= fleets.reached {
 		return
 	}
@@ -320,7 +334,7 @@ func runWithFleets(m *testing.M) int {
 	fleets.mu.Unlock()
 	ahead, stopAhead := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	if f := flag.Lookup("test.run"); err == nil && (f == nil || f.Value.String() == "") {
+	if err == nil && wholeRun() {
 		wg.Go(func() { startAhead(ahead, use) })
 	}
 	defer func() {
