@@ -1,6 +1,7 @@
 package argocd
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -93,27 +94,47 @@ func (Linker) Link(root *fleet.Node) {
 // n, and gathers the Applications that deploy to each walked cluster.
 func linkApplications(n *fleet.Node, deploying map[*fleet.Node][]Application) {
 	if st := resolve(n); st != nil {
-		for _, a := range st.Applications {
-			if a.Target == nil {
-				continue
+		// Each Application's target first, then each target's slice grown
+		// once: a hub's thousands of Applications, appended one by one,
+		// were copied over and over (the watch links after every read).
+		targets := make([]*fleet.Node, len(st.Applications))
+		count := map[*fleet.Node]int{}
+		for i := range st.Applications {
+			if t := targetOf(n, &st.Applications[i]); t != nil {
+				targets[i] = t
+				count[t]++
 			}
-			target := n
-			if *a.Target != n.Path {
-				target = nil
-				for _, c := range n.Children {
-					if c.Path == *a.Target {
-						target = c
-					}
-				}
-			}
-			if target != nil {
-				deploying[target] = append(deploying[target], a)
+		}
+		for t, k := range count {
+			deploying[t] = slices.Grow(deploying[t], k)
+		}
+		for i, t := range targets {
+			if t != nil {
+				deploying[t] = append(deploying[t], st.Applications[i])
 			}
 		}
 	}
 	for _, c := range n.Children {
 		linkApplications(c, deploying)
 	}
+}
+
+// targetOf is the node an Application of n deploys to: n or one of its
+// children; nil when it is none of them.
+func targetOf(n *fleet.Node, a *Application) *fleet.Node {
+	switch {
+	case a.Target == nil:
+		return nil
+	case *a.Target == n.Path:
+		return n
+	}
+	var target *fleet.Node
+	for _, c := range n.Children {
+		if c.Path == *a.Target {
+			target = c
+		}
+	}
+	return target
 }
 
 // resolve stores on n a new State in which every Application n holds

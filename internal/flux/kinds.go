@@ -31,9 +31,9 @@ type Kind struct {
 	Owner bool
 
 	newList func() client.ObjectList
-	// lister lists the kind's objects and keeps what the walk shows of
-	// each; nil for a kind that is not read.
-	lister *kube.Lister[Object]
+	// keep keeps what the walk shows of each of the kind's objects; nil
+	// for a kind that is not read.
+	keep func(raw []byte) (client.ObjectKey, Object, bool, error)
 }
 
 // Kinds is the registry, in the order kinds are listed and acted on. It is
@@ -46,22 +46,22 @@ func Kinds() []Kind {
 	return []Kind{
 		{Name: kustomizev1.KustomizationKind, API: api(kustomizev1.GroupVersion, kustomizev1.KustomizationKind, "kustomizations"),
 			Aliases: []string{"kustomization", "ks"}, Listed: true, Owner: true,
-			newList: func() client.ObjectList { return &kustomizev1.KustomizationList{} }, lister: lister(kustomization)},
+			newList: func() client.ObjectList { return &kustomizev1.KustomizationList{} }, keep: kube.KeepAs(kept(kustomization))},
 		{Name: helmv2.HelmReleaseKind, API: api(helmv2.GroupVersion, helmv2.HelmReleaseKind, "helmreleases"),
 			Aliases: []string{"helmrelease", "hr"}, Listed: true, Owner: true,
-			newList: func() client.ObjectList { return &helmv2.HelmReleaseList{} }, lister: lister(helmRelease)},
+			newList: func() client.ObjectList { return &helmv2.HelmReleaseList{} }, keep: kube.KeepAs(kept(helmRelease))},
 		{Name: sourcev1.GitRepositoryKind, API: api(sourcev1.GroupVersion, sourcev1.GitRepositoryKind, "gitrepositories"),
 			Aliases: []string{"gitrepository", "gitrepo"}, Listed: true,
-			newList: func() client.ObjectList { return &sourcev1.GitRepositoryList{} }, lister: lister(gitRepository)},
+			newList: func() client.ObjectList { return &sourcev1.GitRepositoryList{} }, keep: kube.KeepAs(kept(gitRepository))},
 		{Name: sourcev1.OCIRepositoryKind, API: api(sourcev1.GroupVersion, sourcev1.OCIRepositoryKind, "ocirepositories"),
 			Aliases: []string{"ocirepository", "ocirepo"}, Listed: true,
-			newList: func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, lister: lister(ociRepository)},
+			newList: func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, keep: kube.KeepAs(kept(source(sourcev1.OCIRepositoryKind)))},
 		{Name: sourcev1.HelmRepositoryKind, API: api(sourcev1.GroupVersion, sourcev1.HelmRepositoryKind, "helmrepositories"),
 			Aliases: []string{"helmrepository", "helmrepo"}, Listed: true,
-			newList: func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, lister: lister(helmRepository)},
+			newList: func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, keep: kube.KeepAs(kept(source(sourcev1.HelmRepositoryKind)))},
 		{Name: sourcev1.HelmChartKind, API: api(sourcev1.GroupVersion, sourcev1.HelmChartKind, "helmcharts"),
 			Aliases: []string{"helmchart"},
-			newList: func() client.ObjectList { return &sourcev1.HelmChartList{} }, lister: lister(helmChart)},
+			newList: func() client.ObjectList { return &sourcev1.HelmChartList{} }, keep: kube.KeepAs(kept(source(sourcev1.HelmChartKind)))},
 		{Name: sourcev1.BucketKind, API: api(sourcev1.GroupVersion, sourcev1.BucketKind, "buckets"),
 			Aliases: []string{"bucket"}},
 	}
@@ -187,27 +187,15 @@ func gvk(kind string) (schema.GroupVersionKind, error) {
 	return schema.GroupVersionKind{}, fmt.Errorf("unknown Flux kind %q", kind)
 }
 
-// lister is the Lister of a kind whose objects decode into T (a Flux
-// API type), each read into an Object by object.
-func lister[T any, P interface {
-	*T
-	client.Object
-}](object func(P) Object) *kube.Lister[Object] {
-	return &kube.Lister[Object]{Keep: func(raw []byte) (client.ObjectKey, Object, bool, error) {
-		var x T
-		p := P(&x)
-		if err := kube.Decode(raw, p); err != nil {
-			return client.ObjectKey{}, Object{}, false, err
-		}
-		return client.ObjectKeyFromObject(p), object(p), true, nil
-	}}
+// kept is what kube.KeepAs keeps of an object read into X (the kind's
+// struct of the few fields the walk reads): every object, as of reads it.
+func kept[X any](of func(*X) Object) func(X) (Object, bool) {
+	return func(x X) (Object, bool) { return of(&x), true }
 }
 
 // Lister is the kind's Lister: every object of every namespace, as the
 // walk shows it. The kind must be read (HelmChart, or a Listed one).
 func (k Kind) Lister() kube.Lister[Object] {
-	l := *k.lister
 	// The walk's kinds are each object a row of the watch's stream.
-	l.Name, l.GVK, l.Rows = "flux "+k.Name, k.API.GVK, k.Listed
-	return l
+	return kube.Lister[Object]{Name: "flux " + k.Name, GVK: k.API.GVK, Rows: k.Listed, Keep: k.keep}
 }

@@ -132,9 +132,108 @@ const FluxOperatorSuspendedBy = "fluxcd.controlplane.io/suspendedBy"
 // driftedCondition is helm-controller's drift detection condition.
 const driftedCondition = "Drifted"
 
-func object(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, revision string, observed int64) Object {
-	o := Object{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: suspended, Revision: revision, Labels: meta.Labels,
-		Generation: meta.Generation, ObservedGeneration: observed}
+// The walk reads a few fields of each Flux object, into its kind's
+// struct below; the rest is skipped unread: a Kustomization's or
+// HelmRelease's status also holds the inventory of everything it applied
+// and its history. commonSpec and commonStatus are what every kind has,
+// embedded in each kind's spec and status.
+type (
+	commonSpec struct {
+		Suspend bool `json:"suspend"`
+	}
+	commonStatus struct {
+		Conditions         []metav1.Condition `json:"conditions"`
+		ObservedGeneration int64              `json:"observedGeneration"`
+	}
+)
+
+type kustomizationJSON struct {
+	kube.Object
+	Spec struct {
+		commonSpec
+		SourceRef  objectRef                     `json:"sourceRef"`
+		KubeConfig *fluxmeta.KubeConfigReference `json:"kubeConfig"`
+		Path       string                        `json:"path"`
+		DependsOn  []objectRef                   `json:"dependsOn"`
+	} `json:"spec"`
+	Status struct {
+		commonStatus
+		LastAppliedRevision   string `json:"lastAppliedRevision"`
+		LastAttemptedRevision string `json:"lastAttemptedRevision"`
+	} `json:"status"`
+}
+
+type helmReleaseJSON struct {
+	kube.Object
+	Spec struct {
+		commonSpec
+		ChartRef *objectRef `json:"chartRef"`
+		Chart    *struct {
+			Spec struct {
+				SourceRef objectRef `json:"sourceRef"`
+			} `json:"spec"`
+		} `json:"chart"`
+		KubeConfig *fluxmeta.KubeConfigReference `json:"kubeConfig"`
+		DependsOn  []objectRef                   `json:"dependsOn"`
+	} `json:"spec"`
+	Status struct {
+		commonStatus
+		LastAttemptedRevision string `json:"lastAttemptedRevision"`
+		History               []struct {
+			Version      int    `json:"version"`
+			ChartVersion string `json:"chartVersion"`
+		} `json:"history"`
+		HelmChart string `json:"helmChart"`
+	} `json:"status"`
+}
+
+type sourceJSON struct {
+	kube.Object
+	Spec struct {
+		commonSpec
+		URL       string `json:"url"`
+		Reference *struct {
+			Branch string `json:"branch"`
+		} `json:"ref"`
+	} `json:"spec"`
+	Status struct {
+		commonStatus
+		Artifact *struct {
+			Revision       string      `json:"revision"`
+			LastUpdateTime metav1.Time `json:"lastUpdateTime"`
+		} `json:"artifact"`
+	} `json:"status"`
+}
+
+// objectRef is a reference to another object: a source, a chart or a
+// dependency.
+type objectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String is KIND/NAME, or KIND/NAMESPACE/NAME when it names a namespace.
+func (r objectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// in is KIND/NAMESPACE/NAME, the namespace defaulted to the referring
+// object's.
+func (r objectRef) in(namespace string) string {
+	if r.Namespace != "" {
+		namespace = r.Namespace
+	}
+	return r.Kind + "/" + namespace + "/" + r.Name
+}
+
+func object(kind string, meta *kube.Meta, spec commonSpec, status commonStatus, revision string) Object {
+	o := Object{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Ready: string(metav1.ConditionUnknown), Suspended: spec.Suspend, Revision: revision, Labels: meta.Labels,
+		Generation: meta.Generation, ObservedGeneration: status.ObservedGeneration}
+	conds := status.Conditions
 	if c := apimeta.FindStatusCondition(conds, fluxmeta.ReadyCondition); c != nil {
 		o.Ready, o.Message, o.ReadyReason, o.ReadySince = string(c.Status), c.Message, c.Reason, timestamp(c.LastTransitionTime)
 	}
@@ -167,35 +266,19 @@ func kubeConfigSecret(ref *fluxmeta.KubeConfigReference) string {
 	return ref.SecretRef.Name
 }
 
-func ref(kind, namespace, name string) string {
-	if namespace == "" {
-		return kind + "/" + name
-	}
-	return kind + "/" + namespace + "/" + name
-}
-
-// fullRef is ref with the namespace defaulted to the referring object's.
-func fullRef(kind, namespace, name, defaultNamespace string) string {
-	if namespace == "" {
-		namespace = defaultNamespace
-	}
-	return kind + "/" + namespace + "/" + name
-}
-
-func kustomization(x *kustomizev1.Kustomization) Object {
-	o := object(kustomizev1.KustomizationKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.LastAppliedRevision, x.Status.ObservedGeneration)
-	s := x.Spec.SourceRef
-	o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
-	o.ArtifactSource = fullRef(s.Kind, s.Namespace, s.Name, x.Namespace)
-	o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
-	o.AttemptedRevision, o.Path = x.Status.LastAttemptedRevision, x.Spec.Path
-	o.DependsOn = dependsOn(x.GetDependsOn(), x.Namespace)
+func kustomization(k *kustomizationJSON) Object {
+	o := object(kustomizev1.KustomizationKind, &k.Metadata, k.Spec.commonSpec, k.Status.commonStatus, k.Status.LastAppliedRevision)
+	s := k.Spec.SourceRef
+	o.SourceRef, o.ArtifactSource = s.String(), s.in(k.Metadata.Namespace)
+	o.KubeConfigSecret = kubeConfigSecret(k.Spec.KubeConfig)
+	o.AttemptedRevision, o.Path = k.Status.LastAttemptedRevision, k.Spec.Path
+	o.DependsOn = dependsOn(k.Spec.DependsOn, k.Metadata.Namespace)
 	return o
 }
 
 // dependsOn is NAMESPACE/NAME of each dependency, in the object's
 // namespace unless it names another.
-func dependsOn(deps []fluxmeta.DependencyReference, namespace string) []string {
+func dependsOn(deps []objectRef, namespace string) []string {
 	var out []string
 	for _, d := range deps {
 		ns := d.Namespace
@@ -207,63 +290,56 @@ func dependsOn(deps []fluxmeta.DependencyReference, namespace string) []string {
 	return out
 }
 
-func helmRelease(x *helmv2.HelmRelease) Object {
-	rev := x.Status.LastAttemptedRevision
-	if h := x.Status.History.Latest(); h != nil {
-		rev = h.ChartVersion
-	}
-	o := object(helmv2.HelmReleaseKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, rev, x.Status.ObservedGeneration)
-	switch {
-	case x.Spec.ChartRef != nil:
-		c := x.Spec.ChartRef
-		o.SourceRef = ref(c.Kind, c.Namespace, c.Name)
-		o.ArtifactSource = fullRef(c.Kind, c.Namespace, c.Name, x.Namespace)
-	case x.Spec.Chart != nil:
-		s := x.Spec.Chart.Spec.SourceRef
-		o.SourceRef = ref(s.Kind, s.Namespace, s.Name)
-		if ns, name, ok := strings.Cut(x.Status.HelmChart, "/"); ok {
-			o.ArtifactSource = fullRef(sourcev1.HelmChartKind, ns, name, x.Namespace)
+func helmRelease(h *helmReleaseJSON) Object {
+	rev := h.Status.LastAttemptedRevision
+	// The latest release is the one of the highest version, as
+	// helm-controller's Snapshots.Latest.
+	latest := -1
+	for i, s := range h.Status.History {
+		if latest < 0 || s.Version > h.Status.History[latest].Version {
+			latest = i
 		}
 	}
-	o.KubeConfigSecret = kubeConfigSecret(x.Spec.KubeConfig)
-	o.AttemptedRevision = x.Status.LastAttemptedRevision
-	var deps []fluxmeta.DependencyReference
-	for _, d := range x.GetDependsOn() {
-		deps = append(deps, fluxmeta.DependencyReference{Namespace: d.Namespace, Name: d.Name})
+	if latest >= 0 {
+		rev = h.Status.History[latest].ChartVersion
 	}
-	o.DependsOn = dependsOn(deps, x.Namespace)
+	o := object(helmv2.HelmReleaseKind, &h.Metadata, h.Spec.commonSpec, h.Status.commonStatus, rev)
+	switch {
+	case h.Spec.ChartRef != nil:
+		c := *h.Spec.ChartRef
+		o.SourceRef, o.ArtifactSource = c.String(), c.in(h.Metadata.Namespace)
+	case h.Spec.Chart != nil:
+		o.SourceRef = h.Spec.Chart.Spec.SourceRef.String()
+		if ns, name, ok := strings.Cut(h.Status.HelmChart, "/"); ok {
+			o.ArtifactSource = objectRef{Kind: sourcev1.HelmChartKind, Namespace: ns, Name: name}.in(h.Metadata.Namespace)
+		}
+	}
+	o.KubeConfigSecret = kubeConfigSecret(h.Spec.KubeConfig)
+	o.AttemptedRevision = h.Status.LastAttemptedRevision
+	o.DependsOn = dependsOn(h.Spec.DependsOn, h.Metadata.Namespace)
 	return o
 }
 
-// source is a source object with its artifact.
-func source(kind string, meta metav1.ObjectMeta, conds []metav1.Condition, suspended bool, a *fluxmeta.Artifact, observed int64) Object {
-	if a == nil {
-		return object(kind, meta, conds, suspended, "", observed)
+// source reads a source object of kind, with its artifact.
+func source(kind string) func(*sourceJSON) Object {
+	return func(s *sourceJSON) Object {
+		a := s.Status.Artifact
+		if a == nil {
+			return object(kind, &s.Metadata, s.Spec.commonSpec, s.Status.commonStatus, "")
+		}
+		o := object(kind, &s.Metadata, s.Spec.commonSpec, s.Status.commonStatus, a.Revision)
+		o.ArtifactUpdated = timestamp(a.LastUpdateTime)
+		return o
 	}
-	o := object(kind, meta, conds, suspended, a.Revision, observed)
-	o.ArtifactUpdated = timestamp(a.LastUpdateTime)
-	return o
 }
 
-func gitRepository(x *sourcev1.GitRepository) Object {
-	o := source(sourcev1.GitRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
-	o.URL = x.Spec.URL
-	if r := x.Spec.Reference; r != nil {
+func gitRepository(s *sourceJSON) Object {
+	o := source(sourcev1.GitRepositoryKind)(s)
+	o.URL = s.Spec.URL
+	if r := s.Spec.Reference; r != nil {
 		o.Branch = r.Branch
 	}
 	return o
-}
-
-func ociRepository(x *sourcev1.OCIRepository) Object {
-	return source(sourcev1.OCIRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
-}
-
-func helmRepository(x *sourcev1.HelmRepository) Object {
-	return source(sourcev1.HelmRepositoryKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
-}
-
-func helmChart(x *sourcev1.HelmChart) Object {
-	return source(sourcev1.HelmChartKind, x.ObjectMeta, x.Status.Conditions, x.Spec.Suspend, x.Status.Artifact, x.Status.ObservedGeneration)
 }
 
 // HelmCharts lists the HelmCharts of every namespace through c: the

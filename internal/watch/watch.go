@@ -440,10 +440,10 @@ func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
 				continue
 			}
 		}
-		// A Debounce, or ten times what the last reread took: a big
+		// A Debounce, or twenty times what the last reread took: a big
 		// cluster that changes all the time (a hub whose Applications
 		// Argo CD updates a few times a second) is read again from its
-		// stores at most a tenth of the time. Its objects' events do
+		// stores at most a twentieth of the time. Its objects' events do
 		// not wait for this: they are on the stream as they come.
 		select {
 		case <-ctx.Done():
@@ -466,8 +466,11 @@ func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
 }
 
 // rereadCost is how many times its last reread's duration a cluster
-// waits before it is read again: rereads take at most a tenth of the time.
-const rereadCost = 10
+// waits before it is read again: rereads take at most a twentieth of the
+// time. (At a tenth, a hub of 5,000 Applications updated 20 times a second
+// cost the watch 11 % of a core, over issue 42's 10 %: docs/benchmarks.md.
+// The Applications' own events never wait for a reread.)
+const rereadCost = 20
 
 // RetryUnreachable is how often a cluster whose children could not be
 // reached is read again, to walk those that came up.
