@@ -54,14 +54,6 @@ func requestsOf(t *testing.T, f *sandbox.Fleet, args ...string) (result, map[str
 	return r, out
 }
 
-// The reads the walk plans for every cluster it reaches, and nothing else:
-// its identity, its version, its CAPI Clusters, its Argo CD cluster
-// Secrets, its OCM ManagedClusters, its Argo CD Applications, each listed Flux kind, and, on a cluster that holds Clusters,
-// their kubeconfig Secrets in one list. Lists are read in pages of 500
-// (limit=500, a consistent read the watch cache serves), each of these
-// clusters' lists one page; the identity is read from the cache
-// (resourceVersion=0).
-
 // argoCDSecrets is the list of a cluster's Argo CD cluster Secrets.
 const argoCDSecrets = "GET /api/v1/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type%3Dcluster&limit=500"
 
@@ -76,6 +68,14 @@ var gatedReads = []string{
 	"GET /apis/hypershift.openshift.io/v1beta1/hostedclusters?limit=500",
 }
 
+// plannedReads are the reads the walk plans for every cluster it reaches,
+// and nothing else: its identity, its version, its CAPI Clusters, its Argo
+// CD cluster Secrets, its OCM ManagedClusters, its Argo CD Applications,
+// each listed Flux kind, and, on a cluster that holds Clusters, their
+// kubeconfig Secrets in one list. Lists are read in pages of 500
+// (limit=500, a consistent read the watch cache serves), each of these
+// clusters' lists one page; the identity is read from the cache
+// (resourceVersion=0).
 func plannedReads(managesClusters bool) map[string]int {
 	reads := map[string]int{
 		"GET /api/v1/namespaces/kube-system?resourceVersion=0": 1,

@@ -323,12 +323,12 @@ func helmRelease(h *helmReleaseJSON) Object {
 // source reads a source object of kind, with its artifact.
 func source(kind string) func(*sourceJSON) Object {
 	return func(s *sourceJSON) Object {
-		a := s.Status.Artifact
-		if a == nil {
-			return object(kind, &s.Metadata, s.Spec.commonSpec, s.Status.commonStatus, "")
+		var revision, updated string
+		if a := s.Status.Artifact; a != nil {
+			revision, updated = a.Revision, timestamp(a.LastUpdateTime)
 		}
-		o := object(kind, &s.Metadata, s.Spec.commonSpec, s.Status.commonStatus, a.Revision)
-		o.ArtifactUpdated = timestamp(a.LastUpdateTime)
+		o := object(kind, &s.Metadata, s.Spec.commonSpec, s.Status.commonStatus, revision)
+		o.ArtifactUpdated = updated
 		return o
 	}
 }
