@@ -307,11 +307,13 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		code := m.Run()
 		stopInMemory()
+		removePlugin()
 		os.Exit(code)
 	}
 	ctrllog.SetLogger(logr.Discard())
 	code := runWithFleets(m)
 	stopInMemory()
+	removePlugin()
 	os.Exit(code)
 }
 

@@ -52,6 +52,13 @@ func plugin(tb testing.TB) string {
 	return pluginPath
 }
 
+// removePlugin removes the build of plugin, once the tests are done.
+func removePlugin() {
+	if pluginPath != "" {
+		_ = os.RemoveAll(filepath.Dir(pluginPath))
+	}
+}
+
 // secretNeedles collects, from every kubeconfig Secret of the fleet, byte
 // strings that must never be printed: the Secret value as the API returns it
 // (base64), and each credential in it (tokens, keys and certificates, in the

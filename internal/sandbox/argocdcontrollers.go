@@ -153,6 +153,12 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 			"--metrics-port", fmt.Sprint(ports[3]), "--logformat", "text",
 			// A sandbox's handful of Applications, on two cores.
 			"--status-processors", "4", "--operation-processors", "2",
+			// A comparison that failed is tried again once it is this old
+			// (120 s and up to 60 of jitter by default): on a loaded
+			// machine the apiserver was seen to miss the 32 s the
+			// controller gives its /openapi/v2, and the first comparison
+			// of every Application failed.
+			"--app-resync", "20", "--app-resync-jitter", "0",
 		}, ports[3]}, slices.Concat(env, []string{"ARGOCD_BINARY_NAME=argocd-application-controller"})},
 	}
 	started := make([]*controller, 0, len(specs))
