@@ -442,8 +442,10 @@ func (f *Fleet) startAPIServers(opts Options) error {
 			ControlPlaneStopTimeout:  30 * time.Second,
 			// envtest waits 10 s for the CRDs to be served; with 20
 			// apiservers starting at once on two cores that was seen to
-			// run out.
-			CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: time.Minute},
+			// run out, and a minute in make test's go test ./... (load
+			// 20 to 50). A bound, not a pace: the wait ends as soon as
+			// they are served.
+			CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 5 * time.Minute},
 		}
 		if s.spec.NoCRDs {
 			s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing = nil, false
