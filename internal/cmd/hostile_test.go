@@ -178,7 +178,7 @@ func TestHostileChildrenEveryCommand(t *testing.T) {
 // What each hostile child is reported as, in tree's JSON.
 func TestHostileChildrenAreReportedEach(t *testing.T) {
 	f := startHostileFleet(t)
-	r := runBounded(t, 30*time.Second, "--kubeconfig", f.kubeconfig, "tree", "-o", "json", "--timeout", hostileTimeout)
+	r := runBounded(t, time.Minute, "--kubeconfig", f.kubeconfig, "tree", "-o", "json", "--timeout", hostileTimeout)
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3: %s", r.code, r.stderr)
 	}
@@ -245,7 +245,7 @@ func TestEndlessBodyIsCutAtTheLimit(t *testing.T) {
 // output, and the names, which no apiserver accepts, are quoted and flagged.
 func TestEscapeSequencesAreShownEscaped(t *testing.T) {
 	f := startHostileFleet(t)
-	r := runBounded(t, 30*time.Second, "--kubeconfig", f.kubeconfig, "--color", "never", "tree", "--timeout", hostileTimeout)
+	r := runBounded(t, time.Minute, "--kubeconfig", f.kubeconfig, "--color", "never", "tree", "--timeout", hostileTimeout)
 	for _, want := range []string{`"evil\x1b[2J\x1b]0;pwned\a\x1b]52;c;cm0gLXJmIH4=\a\n" (invalid name)`, `build failed\x1b[2J`, `Provisioned\x1b[2J`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("tree does not show %s:\n%s", want, r.stdout)
