@@ -304,14 +304,13 @@ func (s *sharedFleet) started() *sandbox.Fleet {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	var code int
 	if testing.Short() {
-		code := m.Run()
-		stopInMemory()
-		removePlugin()
-		os.Exit(code)
+		code = m.Run()
+	} else {
+		ctrllog.SetLogger(logr.Discard())
+		code = runWithFleets(m)
 	}
-	ctrllog.SetLogger(logr.Discard())
-	code := runWithFleets(m)
 	stopInMemory()
 	removePlugin()
 	os.Exit(code)
