@@ -7,19 +7,19 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
-// Column is Argo CD's column of the tree and the list, its line of
-// describe, its lines under each cluster and its section of describe: the
-// Applications that deploy to each cluster, and those a cluster holds
+// Presentation is Argo CD's column of the tree and the list, its field
+// of describe, its lines under each cluster and its section of describe:
+// the Applications that deploy to each cluster, and those a cluster holds
 // that deploy to none it knows.
-func Column() fleet.Column {
-	return fleet.Column{
-		Header: "ARGO CD", After: "FLUX", Title: "Argo CD", DescribeAfter: "Flux",
-		Cell: Summary, Show: shown,
-		Describe: func(n *fleet.Node) (string, fleet.Health, string) {
+func Presentation() fleet.Presentation {
+	return fleet.Presentation{
+		Columns: []fleet.Column{{Header: "ARGO CD", After: "FLUX", Cell: Summary, Show: shown}},
+		Lines:   []fleet.TreeLines{{Notes: lines}},
+		Fields: []fleet.Field{{Title: "Argo CD", After: "Flux", Value: func(n *fleet.Node) (string, fleet.Health, string) {
 			text, health := Summary(n)
 			return text, health, ""
-		},
-		Lines: lines, Section: section,
+		}}},
+		Sections: []fleet.Section{section},
 	}
 }
 
@@ -86,10 +86,10 @@ func lines(n *fleet.Node) [][]fleet.Span {
 
 // section is describe's "Argo CD Applications": those that deploy to n,
 // and where those it holds deploy.
-func section(n *fleet.Node, _ func(string) any) (string, []fleet.Item) {
+func section(n *fleet.Node, _ func(string) any) (string, string, []fleet.Item) {
 	s := Of(n)
 	if len(s.Applications) == 0 && (s.State == nil || len(s.State.Applications) == 0) {
-		return "", nil
+		return "", "", nil
 	}
 	var out []fleet.Item
 	for _, a := range s.Applications {
@@ -110,7 +110,7 @@ func section(n *fleet.Node, _ func(string) any) (string, []fleet.Item) {
 		}
 		out = append(out, fleet.Item{Line: []fleet.Span{{Text: fmt.Sprintf("Application %s/%s here deploys to ", a.Namespace, a.Name)}, target}})
 	}
-	return "Argo CD Applications", out
+	return "Argo CD Applications", "", out
 }
 
 // elsewhere are the Applications n holds that deploy to another cluster,

@@ -44,8 +44,9 @@ func (Provider) Probes() []fleet.Probe[*reach.Cluster] {
 	return []fleet.Probe[*reach.Cluster]{Probe[*reach.Cluster]()}
 }
 
-// Columns are Argo CD's column, lines and describe section.
-func (Provider) Columns() []fleet.Column { return []fleet.Column{Column()} }
+// Presentation is Argo CD's column, lines and describe field and section
+// (Presentation).
+func (Provider) Presentation() fleet.Presentation { return Presentation() }
 
 // Linker links Applications to the clusters they deploy to.
 func (Provider) Linker() fleet.Linker { return Linker{} }

@@ -37,8 +37,9 @@ func (Provider) Kinds() provider.Kinds {
 	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
 }
 
-// Columns are CAPI's columns and describe lines (Columns).
-func (Provider) Columns() []fleet.Column { return Columns() }
+// Presentation is CAPI's columns, describe fields and section
+// (Presentation).
+func (Provider) Presentation() fleet.Presentation { return Presentation() }
 
 // Linker gives every cluster a CAPI status, empty where no Cluster
 // describes it, so that "provider" and "phase" are in every node's JSON.

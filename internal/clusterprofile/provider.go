@@ -68,10 +68,13 @@ func (*Provider) Kinds() provider.Kinds {
 	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
 }
 
-// Columns are the ClusterProfile column, before FLUX: what the cluster's
-// profile says of it.
-func (*Provider) Columns() []fleet.Column {
-	return []fleet.Column{{Header: "PROFILE", Title: "ClusterProfile", Before: "FLUX", Cell: Summary, Describe: Describe}}
+// Presentation is the PROFILE column, before FLUX, and the
+// ClusterProfile field of describe: what the cluster's profile says of it.
+func (*Provider) Presentation() fleet.Presentation {
+	return fleet.Presentation{
+		Columns: []fleet.Column{{Header: "PROFILE", Before: "FLUX", Cell: Summary}},
+		Fields:  []fleet.Field{{Title: "ClusterProfile", Value: Describe}},
+	}
 }
 
 // DriftCheck is the ClusterProfile's part of drift (DriftCheck).

@@ -80,7 +80,7 @@ func TestProvider(t *testing.T) {
 	if _, ok := p.Source().(reach.Gated); !ok || p.Name() != "clusterprofile" || p.EdgeKind().Object != "ClusterProfile" || p.Source().Kind() != Edge {
 		t.Errorf("provider %s, edge %+v", p.Name(), p.EdgeKind())
 	}
-	cols := p.Columns()
+	cols := p.Presentation().Columns
 	if len(cols) != 1 || cols[0].Header != "PROFILE" || cols[0].Before != "FLUX" {
 		t.Errorf("columns %+v", cols)
 	}

@@ -134,10 +134,10 @@ func (o *RootOptions) markFrozen(res *fleet.Result[*reach.Cluster]) {
 	ops.MarkFrozen(o.everything(res), nodes)
 }
 
-// columns are the tree's, the list's and describe's columns: the
-// providers', and the freezes'.
-func (o *RootOptions) columns() []fleet.Column {
-	return append(o.Providers.Columns(), ops.FrozenColumn())
+// presentation is what the tree, the list and describe draw of the
+// providers, and the freezes (FROZEN).
+func (o *RootOptions) presentation() fleet.Presentation {
+	return fleet.Join(o.Providers.Presentation(), ops.Frozen())
 }
 
 // withProviders are opts with what the providers give every walk and watch:

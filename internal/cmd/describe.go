@@ -121,13 +121,14 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	cfg := describer.Config{Timeout: o.Timeout, Checks: o.Providers.DriftChecks(), Now: time.Now(), Linkers: o.Providers.Linkers(), Parts: o.Providers.DescribeParts()}
 	if p, ok := o.Providers.Describer(res.Selected[0]); ok {
 		opts := describe.Options{ShowConditions: o.ShowConditions, Grouping: o.Grouping, Echo: o.Echo}
+		cfg.Holder = p.Name()
 		cfg.FromParent = func(ctx context.Context, parent *kube.Conn, node *fleet.Node) (*describe.Object, error) {
 			return p.Describe(ctx, parent, o.Timeout, node, opts)
 		}
 	}
 	d := describer.Read(ctx, res, cfg)
 	if err := o.printAs(o.Output, d, func() error {
-		return render.Describe(o.Out, d, render.Options{Color: o.useColor(o.Out), Columns: o.columns(), Edges: o.Providers.EdgeKinds()})
+		return render.Describe(o.Out, d, render.Options{Color: o.useColor(o.Out), Presentation: o.presentation(), Edges: o.Providers.EdgeKinds()})
 	}); err != nil {
 		return err
 	}

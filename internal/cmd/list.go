@@ -174,7 +174,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			fmt.Fprintln(o.ErrOut, "No clusters found.")
 			return nil
 		}
-		err = render.Table(o.Out, rows, render.ListOptions{Color: o.useColor(o.Out), Wide: o.Output == outputWide, Drift: o.Drift, Git: o.Git != "", Columns: o.columns()})
+		err = render.Table(o.Out, rows, render.ListOptions{Color: o.useColor(o.Out), Wide: o.Output == outputWide, Drift: o.Drift, Git: o.Git != "", Columns: o.presentation().Columns})
 	}
 	if err != nil {
 		return err

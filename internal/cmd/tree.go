@@ -170,7 +170,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 		return o.watchView(ctx, o.RootOptions, res, opts, o.Output, nil)
 	}
 	err = o.printAs(o.Output, node, func() error {
-		return render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out), Drift: o.Drift, Git: o.Git != "", Columns: o.columns(), Edges: o.Providers.EdgeKinds()})
+		return render.Tree(o.Out, node, render.Options{Color: o.useColor(o.Out), Drift: o.Drift, Git: o.Git != "", Presentation: o.presentation(), Edges: o.Providers.EdgeKinds()})
 	})
 	if err != nil {
 		return err

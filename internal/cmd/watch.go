@@ -52,7 +52,7 @@ func (o *RootOptions) screen(output string, showDrift bool) (screen.Options, boo
 	if output == outputJSON || !isTerminal(o.Out) {
 		return screen.Options{}, false
 	}
-	return screen.Options{Color: o.useColor(o.Out), Drift: showDrift, Describe: o.describeText, Columns: o.columns(), Edges: o.Providers.EdgeKinds()}, true
+	return screen.Options{Color: o.useColor(o.Out), Drift: showDrift, Describe: o.describeText, Presentation: o.presentation(), Edges: o.Providers.EdgeKinds()}, true
 }
 
 // watchOnScreen runs the watch under the live screen until the person

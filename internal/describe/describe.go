@@ -1,9 +1,10 @@
 // Package describe is the model of `kubectl fleet describe PATH`: one
-// cluster in depth, read from both sides. From its parent, the CAPI object
-// tree of its Cluster (package capi, with clusterctl's discovery); from
-// inside, its Flux objects as a tree of sources and what applies them,
-// edges to the clusters that spec.kubeConfig sends them to, its live
-// version and nodes, its drift findings, and the clusters it holds.
+// cluster in depth, read from both sides. From its parent, what the
+// inventory that reached it says of the object that holds it (an object
+// tree: CAPI's, with clusterctl's discovery); from inside, the
+// integrations' parts (Flux's objects as a tree of sources and what
+// applies them), its live version and nodes, its drift findings, and the
+// clusters it holds.
 package describe
 
 import (
@@ -18,11 +19,14 @@ import (
 type Description struct {
 	// Cluster is the cluster's node of the walk, without its subtree.
 	Cluster *fleet.Node `json:"cluster"`
-	// CAPI is the object tree of the Cluster on its parent; nil for the
-	// root, which no Cluster object describes, or when it could not be
-	// read (CAPIError).
-	CAPI      *Object `json:"capi,omitempty"`
-	CAPIError string  `json:"capiError,omitempty" escape:"oneline"`
+	// Holder is the description, from the parent, of the object by which
+	// the parent holds the cluster, by the inventory that reached it
+	// (provider.Describer): under its key in JSON (the provider's name,
+	// "capi": the object tree of its Cluster), its value; none for the
+	// root, or when no inventory describes it. HolderError, under the key
+	// + "Error", is why it could not be read.
+	Holder      Part   `json:"-"`
+	HolderError string `json:"-" escape:"oneline"`
 	// Nodes counts the cluster's Kubernetes nodes; nil when they could
 	// not be read (NodesError).
 	Nodes      *fleet.Count `json:"nodes,omitempty"`
@@ -45,8 +49,17 @@ type Part struct {
 	Value any
 }
 
-// Part is the value of the part key, nil when there is none.
+// Part is the value of the part key, nil when there is none: an
+// integration's part, the holder's description, or, under the holder's
+// key + "Error", why that could not be read.
 func (d *Description) Part(key string) any {
+	switch {
+	case d.Holder.Key == "":
+	case key == d.Holder.Key:
+		return d.Holder.Value
+	case key == d.Holder.Key+"Error":
+		return d.HolderError
+	}
 	for _, p := range d.Parts {
 		if p.Key == key {
 			return p.Value
@@ -63,13 +76,15 @@ func (d *Description) MarshalJSON() ([]byte, error) {
 		value any
 		omit  bool // omitempty and empty
 	}
-	fields := []field{
-		{"cluster", d.Cluster, false},
-		{"capi", d.CAPI, d.CAPI == nil},
-		{"capiError", d.CAPIError, d.CAPIError == ""},
-		{"nodes", d.Nodes, d.Nodes == nil},
-		{"nodesError", d.NodesError, d.NodesError == ""},
+	fields := []field{{"cluster", d.Cluster, false}}
+	if d.Holder.Key != "" {
+		fields = append(fields,
+			field{d.Holder.Key, d.Holder.Value, d.Holder.Value == nil},
+			field{d.Holder.Key + "Error", d.HolderError, d.HolderError == ""})
 	}
+	fields = append(fields,
+		field{"nodes", d.Nodes, d.Nodes == nil},
+		field{"nodesError", d.NodesError, d.NodesError == ""})
 	for _, p := range d.Parts {
 		fields = append(fields, field{p.Key, p.Value, false})
 	}
@@ -109,5 +124,5 @@ type Held struct {
 
 // Incomplete reports whether some of the description could not be read.
 func (d *Description) Incomplete() bool {
-	return d.Cluster.Incomplete() || d.CAPIError != "" || d.ClustersError != ""
+	return d.Cluster.Incomplete() || d.HolderError != "" || d.ClustersError != ""
 }

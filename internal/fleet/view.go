@@ -13,11 +13,36 @@ const (
 	HealthBad
 )
 
-// Column is a column an integration adds to the tree and the list, and
-// its lines in describe and under the cluster: what it knows of each
-// cluster.
+// Presentation is what an integration draws of the clusters it knows, in
+// every output: its columns in the tree and the list, its lines under a
+// cluster in the tree, its fields of describe's summary and its sections
+// of describe. Each part says what it knows of one cluster, from the
+// node: a provider that has something new to show records it in a facet
+// and draws it here.
+type Presentation struct {
+	Columns  []Column
+	Lines    []TreeLines
+	Fields   []Field
+	Sections []Section
+}
+
+// Join is presentations one after the other, in order: the registry's,
+// then the core's own (the FROZEN column).
+func Join(ps ...Presentation) Presentation {
+	var out Presentation
+	for _, p := range ps {
+		out.Columns = append(out.Columns, p.Columns...)
+		out.Lines = append(out.Lines, p.Lines...)
+		out.Fields = append(out.Fields, p.Fields...)
+		out.Sections = append(out.Sections, p.Sections...)
+	}
+	return out
+}
+
+// Column is a column an integration adds to the tree and the list: what
+// it knows of each cluster, in a cell.
 type Column struct {
-	// Header names the column, and the line in describe (unless Title).
+	// Header names the column.
 	Header string
 	// Before is the header of the column it goes right before ("FLUX"),
 	// or After the one it goes right after: a core column or another
@@ -40,28 +65,41 @@ type Column struct {
 	// cell, when it is not Cell's.
 	Wide, ListOnly bool
 	ListCell       func(n *Node) (string, Health)
-	// Describe is the node's line in describe, "" for none, with a detail
-	// drawn dim after it.
-	Describe func(n *Node) (text string, health Health, detail string)
-	// Title names the line in describe; Header when empty. DescribeAfter
-	// is the line it follows: a core line ("Nodes") or another column's
-	// Title ("Flux"); empty, before the nodes.
-	Title, DescribeAfter string
-	// Problems are lines under the cluster in the tree, after the
-	// probes' errors, that drift's findings take the place of when they
-	// are drawn (they include them): a Flux object that is not ready.
-	Problems func(n *Node) [][]Span
-	// Lines are drawn under the cluster in the tree, after every
-	// column's Problems.
-	Lines func(n *Node) [][]Span
-	// ParentLines are drawn under the cluster last: what objects on the
-	// parent do to it (Flux objects that apply to it).
-	ParentLines func(n *Node) [][]Span
-	// Section is a section of describe, after the CAPI objects: its
-	// title and items; none when there are no items. part gives the
-	// description's parts by key (the provider's own, provider.Explainer).
-	Section func(n *Node, part func(key string) any) (title string, items []Item)
 }
+
+// TreeLines are an integration's lines under a cluster in the tree. Each
+// kind is drawn, integration by integration, after the kind before it.
+type TreeLines struct {
+	// Problems come after the probes' errors; drift's findings take their
+	// place when they are drawn (they include them): a Flux object that
+	// is not ready.
+	Problems func(n *Node) [][]Span
+	// Notes come after every integration's problems: what it holds that
+	// deploys elsewhere (Argo CD's Applications).
+	Notes func(n *Node) [][]Span
+	// FromParent come last: what objects on the parent do to the cluster
+	// (Flux objects that apply to it through spec.kubeConfig).
+	FromParent func(n *Node) [][]Span
+}
+
+// Field is an integration's line of describe's summary: a title, and the
+// value drawn after it.
+type Field struct {
+	// Title names the line; After is the line it follows: a core line
+	// ("Nodes") or another field's Title ("Flux"); empty, before the
+	// nodes.
+	Title, After string
+	// Value is the node's line, "" for none, with a detail drawn dim
+	// after it.
+	Value func(n *Node) (text string, health Health, detail string)
+}
+
+// Section is a section of describe, after its summary: its title, a note
+// drawn dim after the title, and its items; none when there are no items.
+// part gives the description's parts by key: the provider's own
+// (provider.Explainer), or its description from the parent
+// (provider.Describer), and that one's error under the key + "Error".
+type Section func(n *Node, part func(key string) any) (title, note string, items []Item)
 
 // Item is a line of a section and the items drawn below it as a tree.
 type Item struct {

@@ -7,24 +7,24 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
-// Columns are Flux's columns of the tree and the list, its line of
-// describe and its lines under each cluster. FLUX sums up each cluster's
+// Presentation is Flux's columns of the tree and the list, its field and
+// section of describe and its lines under each cluster. FLUX sums up each cluster's
 // Flux objects (in the list, ready of all); REVISION is the revision most
 // Kustomizations applied; DECLARED BY the Flux object on the parent that
 // owns the Cluster object; SUSPENDED (the wide list's) counts suspended
 // objects. Every one is always shown: an empty cell says the cluster's
 // Flux objects could not be read.
-func Columns() []fleet.Column {
-	return []fleet.Column{
-		{
-			Header: "FLUX", After: "WORKERS", Always: true,
-			Cell: summary, ListCell: count,
-			Title: "Flux", DescribeAfter: "Nodes", Describe: describeLine,
-			Problems: problems, ParentLines: appliedFrom, Section: section,
+func Presentation() fleet.Presentation {
+	return fleet.Presentation{
+		Columns: []fleet.Column{
+			{Header: "FLUX", After: "WORKERS", Always: true, Cell: summary, ListCell: count},
+			{Header: "REVISION", After: "FLUX", Always: true, Wide: true, Cell: revision},
+			{Header: "DECLARED BY", After: "REVISION", Always: true, Wide: true, Cell: declaredBy},
+			{Header: "SUSPENDED", After: "FLUX", Always: true, Wide: true, ListOnly: true, Cell: suspendedCount},
 		},
-		{Header: "REVISION", After: "FLUX", Always: true, Wide: true, Cell: revision},
-		{Header: "DECLARED BY", After: "REVISION", Always: true, Wide: true, Cell: declaredBy},
-		{Header: "SUSPENDED", After: "FLUX", Always: true, Wide: true, ListOnly: true, Cell: suspendedCount},
+		Lines:    []fleet.TreeLines{{Problems: problems, FromParent: appliedFrom}},
+		Fields:   []fleet.Field{{Title: "Flux", After: "Nodes", Value: describeLine}},
+		Sections: []fleet.Section{section},
 	}
 }
 
@@ -156,16 +156,16 @@ func appliedFrom(n *fleet.Node) [][]fleet.Span {
 }
 
 // section is describe's "Flux objects": the tree of DescribePart.
-func section(_ *fleet.Node, part func(string) any) (string, []fleet.Item) {
+func section(_ *fleet.Node, part func(string) any) (string, string, []fleet.Item) {
 	tree, _ := part(facetStatus).([]*Item)
 	if len(tree) == 0 {
-		return "Flux objects", []fleet.Item{{Line: fleet.Styled(fleet.StyleDim, "none")}}
+		return "Flux objects", "", []fleet.Item{{Line: fleet.Styled(fleet.StyleDim, "none")}}
 	}
 	items := make([]fleet.Item, len(tree))
 	for i, it := range tree {
 		items[i] = sectionItem(it)
 	}
-	return "Flux objects", items
+	return "Flux objects", "", items
 }
 
 func sectionItem(it *Item) fleet.Item {

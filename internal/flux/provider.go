@@ -34,8 +34,9 @@ func (Provider) Kinds() provider.Kinds {
 // Operations are the Flux kinds' adapter of the operations runner.
 func (Provider) Operations() []ops.Adapter { return []ops.Adapter{Operations{}} }
 
-// Columns are Flux's columns, lines and describe line (Columns).
-func (Provider) Columns() []fleet.Column { return Columns() }
+// Presentation is Flux's columns, lines and describe field and section
+// (Presentation).
+func (Provider) Presentation() fleet.Presentation { return Presentation() }
 
 // DescribePart is the cluster's Flux objects as a tree, "flux" in
 // describe's JSON (Tree).

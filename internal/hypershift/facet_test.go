@@ -99,7 +99,7 @@ func TestPausedUntilFollowsTheClock(t *testing.T) {
 		want string
 	}{{now, "paused"}, {now.Add(2 * time.Minute), "available 4.18.3"}} {
 		p := &Provider{Now: func() time.Time { return tt.at }}
-		if got, _ := p.Columns()[0].Cell(node(h)); got != tt.want {
+		if got, _ := p.Presentation().Columns[0].Cell(node(h)); got != tt.want {
 			t.Errorf("at %s: %q; want %q", tt.at, got, tt.want)
 		}
 	}

@@ -47,14 +47,20 @@ func (*Provider) Name() string { return Edge }
 // Kinds are HostedClusters, read as unstructured objects.
 func (*Provider) Kinds() provider.Kinds { return provider.Kinds{APIs: APIs()} }
 
-// Columns are HyperShift's column, before FLUX, and its describe line:
-// what the management cluster says of each hosted cluster.
-func (p *Provider) Columns() []fleet.Column {
-	return []fleet.Column{{
-		Header: "HOSTED", Before: "FLUX", Title: "HyperShift",
-		Cell:     func(n *fleet.Node) (string, fleet.Health) { return Summary(n, p.now()) },
-		Describe: func(n *fleet.Node) (string, fleet.Health, string) { return Describe(n, p.now()) },
-	}}
+// Presentation is the HOSTED column, before FLUX, and the HyperShift
+// field of describe: what the management cluster says of each hosted
+// cluster.
+func (p *Provider) Presentation() fleet.Presentation {
+	return fleet.Presentation{
+		Columns: []fleet.Column{{
+			Header: "HOSTED", Before: "FLUX",
+			Cell: func(n *fleet.Node) (string, fleet.Health) { return Summary(n, p.now()) },
+		}},
+		Fields: []fleet.Field{{
+			Title: "HyperShift",
+			Value: func(n *fleet.Node) (string, fleet.Health, string) { return Describe(n, p.now()) },
+		}},
+	}
 }
 
 // DriftCheck is HyperShift's part of drift: degraded, paused, and

@@ -98,7 +98,7 @@ func TestKubeconfigErrors(t *testing.T) {
 
 func TestProviderIsTheHyperShiftIntegration(t *testing.T) {
 	p := NewProvider()
-	cols := p.Columns()
+	cols := p.Presentation().Columns
 	if p.Name() != "hypershift" || len(cols) != 1 || cols[0].Header != "HOSTED" || cols[0].Before != "FLUX" {
 		t.Errorf("provider %s, columns %+v", p.Name(), cols)
 	}

@@ -45,10 +45,13 @@ func (*Provider) Kinds() provider.Kinds {
 	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
 }
 
-// Columns are OCM's column, before FLUX: what the hub says of each
-// cluster it holds.
-func (*Provider) Columns() []fleet.Column {
-	return []fleet.Column{{Header: "OCM", Before: "FLUX", Cell: Summary, Describe: Describe}}
+// Presentation is the OCM column, before FLUX, and the OCM field of
+// describe: what the hub says of each cluster it holds.
+func (*Provider) Presentation() fleet.Presentation {
+	return fleet.Presentation{
+		Columns: []fleet.Column{{Header: "OCM", Before: "FLUX", Cell: Summary}},
+		Fields:  []fleet.Field{{Title: "OCM", Value: Describe}},
+	}
 }
 
 // DriftCheck is OCM's part of drift (DriftCheck).

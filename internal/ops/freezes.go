@@ -96,7 +96,7 @@ func (f frozenFacet) JSONFields() []fleet.JSONField {
 const frozenFacetName = "freeze"
 
 // MarkFrozen records on each cluster the freezes that suspended objects
-// acting on it (FrozenColumn shows them).
+// acting on it (Frozen shows them).
 func MarkFrozen(p *Plan, nodes map[string]*fleet.Node) {
 	by := map[string][]string{}
 	for i := range p.Targets {
@@ -119,25 +119,30 @@ func FreezesOn(n *fleet.Node) []string {
 	return f
 }
 
-// FrozenColumn is the tree's and the list's FROZEN column: the freezes
-// in force on each cluster, shown where some cluster is frozen.
-func FrozenColumn() fleet.Column {
-	return fleet.Column{
-		Header: "FROZEN", After: "VERSION",
-		Cell: func(n *fleet.Node) (string, fleet.Health) {
-			names := FreezesOn(n)
-			if len(names) == 0 {
-				return "", fleet.HealthNone
-			}
-			return "❄ " + strings.Join(names, ","), fleet.HealthWarn
-		},
-		Title: "Frozen", DescribeAfter: "Nodes",
-		Describe: func(n *fleet.Node) (string, fleet.Health, string) {
-			names := FreezesOn(n)
-			if len(names) == 0 {
-				return "", fleet.HealthNone, ""
-			}
-			return strings.Join(names, ","), fleet.HealthWarn, ""
-		},
+// Frozen is the tree's and the list's FROZEN column, shown where some
+// cluster is frozen, and describe's Frozen field: the freezes in force on
+// each cluster.
+func Frozen() fleet.Presentation {
+	return fleet.Presentation{
+		Columns: []fleet.Column{{
+			Header: "FROZEN", After: "VERSION",
+			Cell: func(n *fleet.Node) (string, fleet.Health) {
+				names := FreezesOn(n)
+				if len(names) == 0 {
+					return "", fleet.HealthNone
+				}
+				return "❄ " + strings.Join(names, ","), fleet.HealthWarn
+			},
+		}},
+		Fields: []fleet.Field{{
+			Title: "Frozen", After: "Nodes",
+			Value: func(n *fleet.Node) (string, fleet.Health, string) {
+				names := FreezesOn(n)
+				if len(names) == 0 {
+					return "", fleet.HealthNone, ""
+				}
+				return strings.Join(names, ","), fleet.HealthWarn, ""
+			},
+		}},
 	}
 }

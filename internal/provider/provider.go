@@ -95,11 +95,12 @@ type Describer interface {
 	Describe(ctx context.Context, parent *kube.Conn, timeout time.Duration, node *fleet.Node, opts describe.Options) (*describe.Object, error)
 }
 
-// Presenter is a provider that adds columns to the tree and the list, and
-// lines to describe.
+// Presenter is a provider that draws what it knows of clusters: columns
+// of the tree and the list, lines under a cluster, fields and sections of
+// describe (fleet.Presentation).
 type Presenter interface {
 	Provider
-	Columns() []fleet.Column
+	Presentation() fleet.Presentation
 }
 
 // Explainer is a provider with a part of describe's document (Flux's
@@ -211,9 +212,9 @@ func (s Set) APIs() []kube.API {
 	return apis
 }
 
-// Columns are every presenter's columns, in order.
-func (s Set) Columns() []fleet.Column {
-	return gather(s, func(p Presenter) []fleet.Column { return p.Columns() })
+// Presentation is every presenter's presentation, in order.
+func (s Set) Presentation() fleet.Presentation {
+	return fleet.Join(gather(s, func(p Presenter) []fleet.Presentation { return []fleet.Presentation{p.Presentation()} })...)
 }
 
 // EdgeKinds are every inventory's kind of edge, in order.

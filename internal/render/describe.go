@@ -12,9 +12,10 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
-// Describe draws one cluster in depth: its summary, the CAPI object tree
-// of its Cluster on the parent, its Flux objects as a tree of sources and
-// what applies them, and its drift findings.
+// Describe draws one cluster in depth: its summary, with the
+// integrations' fields, their sections (CAPI's object tree of its Cluster
+// on the parent, Flux's objects as a tree of sources and what applies
+// them), the clusters it holds and its drift findings.
 func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	d = escape.Copy(d)
 	st := newStyles(w, opts.Color)
@@ -27,15 +28,12 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	// another integration's, whether or not that line is drawn.
 	var describeFields func(after string)
 	describeFields = func(after string) {
-		for _, c := range opts.Columns {
-			if c.Describe == nil || c.DescribeAfter != after {
+		for _, f := range opts.Presentation.Fields {
+			if f.After != after {
 				continue
 			}
-			title := c.Title
-			if title == "" {
-				title = c.Header
-			}
-			if text, health, detail := c.Describe(n); text != "" {
+			title := f.Title
+			if text, health, detail := f.Value(n); text != "" {
 				if detail != "" {
 					detail = st.dim.Render(detail)
 				}
@@ -76,24 +74,13 @@ func Describe(w io.Writer, d *describe.Description, opts Options) error {
 	}
 	describeFields("Access")
 
-	b.WriteString("\n" + st.header.Render("CAPI objects") + st.dim.Render(" (on the parent)") + "\n")
-	switch {
-	case d.CAPI != nil:
-		b.WriteString(lineTree(d.CAPI, st, capiLine, func(o *describe.Object) []*describe.Object { return o.Children }).String() + "\n")
-	case d.CAPIError != "":
-		b.WriteString(st.bad.Render("✗ "+d.CAPIError) + "\n")
-	case n.Path == "":
-		b.WriteString(st.dim.Render("none: the root cluster is described by no Cluster object") + "\n")
-	default:
-		b.WriteString(st.dim.Render("none: its parent holds no CAPI Cluster of it") + "\n")
-	}
-
-	for _, c := range opts.Columns {
-		if c.Section == nil {
-			continue
-		}
-		if title, items := c.Section(n, d.Part); len(items) > 0 {
-			b.WriteString("\n" + st.header.Render(title) + "\n")
+	for _, section := range opts.Presentation.Sections {
+		if title, note, items := section(n, d.Part); len(items) > 0 {
+			b.WriteString("\n" + st.header.Render(title))
+			if note != "" {
+				b.WriteString(st.dim.Render(note))
+			}
+			b.WriteString("\n")
 			for _, it := range items {
 				b.WriteString(lineTree(it, st, func(it fleet.Item, st styles) string { return spanLine(st, it.Line) }, func(it fleet.Item) []fleet.Item { return it.Children }).String() + "\n")
 			}
@@ -134,61 +121,4 @@ func lineTree[T any](item T, st styles, line func(T, styles) string, children fu
 		t.Child(lineTree(c, st, line, children))
 	}
 	return t
-}
-
-// capiLine is an object and its conditions: Available, Ready, UpToDate,
-// with the reason and message of the first that is not True.
-func capiLine(o *describe.Object, st styles) string {
-	name := o.Name
-	if o.Kind != "" {
-		name = o.Kind + "/" + o.Name
-	}
-	if o.Role != "" && o.Kind != "" {
-		name = o.Role + " - " + name
-	}
-	var parts []string
-	health := good
-	var why *describe.Condition
-	for _, c := range []*describe.Condition{o.Available, o.Ready, o.UpToDate} {
-		if c == nil {
-			continue
-		}
-		parts = append(parts, c.Type+"="+c.Status)
-		if c.Status != "True" {
-			health = bad
-			if why == nil {
-				why = c
-			}
-		}
-	}
-	line := st.name.Render(name)
-	if len(parts) > 0 {
-		style := st.good
-		if health == bad {
-			style = st.bad
-		}
-		line += "  " + style.Render(strings.Join(parts, " "))
-	}
-	if why != nil {
-		line += "  " + st.bad.Render(conditionText(why))
-	}
-	if len(o.Group) > 0 {
-		line += st.dim.Render("  (" + strings.Join(o.Group, ", ") + ")")
-	}
-	for _, c := range o.Other {
-		line += "\n" + st.dim.Render("  "+c.Type+"="+c.Status+" "+conditionText(c))
-	}
-	return line
-}
-
-// conditionText is a condition's reason, since when, and message.
-func conditionText(c *describe.Condition) string {
-	s := c.Reason
-	if c.Since != "" {
-		s += " since " + c.Since
-	}
-	if c.Message != "" {
-		s += ": " + c.Message
-	}
-	return strings.TrimSpace(s)
 }

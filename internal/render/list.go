@@ -25,7 +25,7 @@ type ListOptions struct {
 	Drift bool
 	// Git adds the file of the checkout that declares each Cluster object.
 	Git bool
-	// Columns are the integrations' columns, as in Options.
+	// Columns are the integrations' columns, as in Options.Presentation.
 	Columns []fleet.Column
 }
 

@@ -30,7 +30,7 @@ func BenchmarkRenderTree10k(b *testing.B) {
 	root := bigFleet()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := render.Tree(io.Discard, root, render.Options{Color: true, Columns: columns(), Edges: edgeKinds()}); err != nil {
+		if err := render.Tree(io.Discard, root, render.Options{Color: true, Presentation: presentation(), Edges: edgeKinds()}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func BenchmarkRenderTable10k(b *testing.B) {
 	bigFleet().Walk(func(n *fleet.Node) { nodes = append(nodes, n) })
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := render.Table(io.Discard, nodes, render.ListOptions{Wide: true, Columns: columns()}); err != nil {
+		if err := render.Table(io.Discard, nodes, render.ListOptions{Wide: true, Columns: presentation().Columns}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -115,7 +115,7 @@ func TestTree(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := render.Tree(&buf, sampleFleet(), render.Options{Color: tt.color, Columns: columns(), Edges: edgeKinds()}); err != nil {
+			if err := render.Tree(&buf, sampleFleet(), render.Options{Color: tt.color, Presentation: presentation(), Edges: edgeKinds()}); err != nil {
 				t.Fatal(err)
 			}
 			golden.Assert(t, tt.name, buf.Bytes())
@@ -163,10 +163,10 @@ func TestTables(t *testing.T) {
 			suffix = "ansi"
 		}
 		var list, wide, action bytes.Buffer
-		if err := render.Table(&list, allNodes(sampleFleet()), render.ListOptions{Color: color, Columns: columns()}); err != nil {
+		if err := render.Table(&list, allNodes(sampleFleet()), render.ListOptions{Color: color, Columns: presentation().Columns}); err != nil {
 			t.Fatal(err)
 		}
-		if err := render.Table(&wide, allNodes(sampleFleet()), render.ListOptions{Color: color, Wide: true, Columns: columns()}); err != nil {
+		if err := render.Table(&wide, allNodes(sampleFleet()), render.ListOptions{Color: color, Wide: true, Columns: presentation().Columns}); err != nil {
 			t.Fatal(err)
 		}
 		if err := render.ActionTable(&action, sampleReport(), render.ActionOptions{Color: color}); err != nil {
@@ -206,8 +206,8 @@ func TestListItemIsTheNodeAlone(t *testing.T) {
 	}
 }
 
-// columns are every provider's, as the commands draw them.
-func columns() []fleet.Column { return registry.Providers().Columns() }
+// presentation is every provider's, as the commands draw it.
+func presentation() fleet.Presentation { return registry.Providers().Presentation() }
 
 // edgeKinds are every inventory's, as the commands name them.
 func edgeKinds() []fleet.EdgeKind { return registry.Providers().EdgeKinds() }

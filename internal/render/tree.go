@@ -26,9 +26,11 @@ type Options struct {
 	// Git draws, under each cluster, the file of the checkout that
 	// declares its Cluster object.
 	Git bool
-	// Columns are the integrations' columns (provider.Set.Columns): each
-	// shown where some cluster has something in it, and in describe.
-	Columns []fleet.Column
+	// Presentation is what the integrations draw
+	// (provider.Set.Presentation): their columns, each shown where some
+	// cluster has something in it, their lines under a cluster, their
+	// fields and sections of describe.
+	Presentation fleet.Presentation
 	// Edges are the inventories' kinds of edge (provider.Set.EdgeKinds),
 	// which the lines that say how a cluster is reached name.
 	Edges []fleet.EdgeKind
@@ -210,7 +212,7 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 	root = escape.Copy(root)
 	st := newStyles(io.Discard, opts.Color)
 	rows := map[*fleet.Node]*row{}
-	slots := treeSlots(enginesOf(opts.Columns, root))
+	slots := treeSlots(enginesOf(opts.Presentation.Columns, root))
 	columns := headers(slots)
 	widths := make([]int, len(columns))
 	for i, c := range columns {
@@ -291,7 +293,7 @@ func TreeLines(root *fleet.Node, opts Options) (header string, lines []Line) {
 			own(leaf, n.Path, false)
 			t.Child(leaf)
 		}
-		for _, leaf := range problems(n, st, opts.Drift, opts.Columns, opts.Edges) {
+		for _, leaf := range problems(n, st, opts.Drift, opts.Presentation.Lines, opts.Edges) {
 			own(leaf, n.Path, false)
 			t.Child(leaf)
 		}
@@ -445,7 +447,7 @@ func edgeKind(kinds []fleet.EdgeKind, kind string) fleet.EdgeKind {
 //
 // With drift, the findings take the place of the integrations' problems,
 // which they include.
-func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column, edgeKinds []fleet.EdgeKind) []string {
+func problems(n *fleet.Node, st styles, withDrift bool, lines []fleet.TreeLines, edgeKinds []fleet.EdgeKind) []string {
 	var out []string
 	if e := edges(n, edgeKinds); e != "" {
 		out = append(out, st.dim.Render("⇠ "+e))
@@ -476,15 +478,15 @@ func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column, 
 		}
 		out = append(out, findingLines(rest, st)...)
 	} else {
-		for _, c := range columns {
-			spans(c.Problems)
+		for _, l := range lines {
+			spans(l.Problems)
 		}
 	}
-	for _, c := range columns {
-		spans(c.Lines)
+	for _, l := range lines {
+		spans(l.Notes)
 	}
-	for _, c := range columns {
-		spans(c.ParentLines)
+	for _, l := range lines {
+		spans(l.FromParent)
 	}
 	return out
 }

@@ -32,14 +32,14 @@ func TestTreeLines(t *testing.T) {
 		{
 			name: "plain",
 			root: sampleFleet(),
-			opts: render.Options{Columns: columns(), Edges: edgeKinds()},
+			opts: render.Options{Presentation: presentation(), Edges: edgeKinds()},
 			want: []string{"*", "*aws", "*aws/team-a", "aws/team-a", "*aws/team-b", "aws/team-b", "*aws/team-c", "aws/team-c",
 				"*aws/gone", "aws/gone", "*loop", "loop", "*bare", "*partial", "partial", "partial"},
 		},
 		{
 			name: "colour, drift and git",
 			root: withDrift(),
-			opts: render.Options{Color: true, Drift: true, Git: true, Columns: columns(), Edges: edgeKinds()},
+			opts: render.Options{Color: true, Drift: true, Git: true, Presentation: presentation(), Edges: edgeKinds()},
 			want: []string{"*", "*aws", "aws", "*aws/team-a", "aws/team-a", "aws/team-a", "*aws/team-b", "aws/team-b",
 				"*aws/team-c", "aws/team-c", "aws/team-c", "aws/team-c", "*aws/gone", "aws/gone", "aws/gone",
 				"*loop", "loop", "loop", "*bare", "bare", "*partial", "partial", "partial", "partial"},

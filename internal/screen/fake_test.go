@@ -132,7 +132,7 @@ func newDriver(t *testing.T, s watch.Snapshot, opts Options, width, height int) 
 	t.Helper()
 	d := &driver{t: t, clock: &fakeClock{now: t0}, feed: newFeed(s)}
 	opts.Now = d.clock.Now
-	opts.Columns, opts.Edges = columns(), registry.Providers().EdgeKinds()
+	opts.Presentation, opts.Edges = presentation(), registry.Providers().EdgeKinds()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	d.m = newModel(ctx, d.feed, opts)
@@ -241,5 +241,5 @@ func isQuit(cmd tea.Cmd) bool {
 	return ok
 }
 
-// columns are every provider's, as the commands draw them.
-func columns() []fleet.Column { return registry.Providers().Columns() }
+// presentation is every provider's, as the commands draw it.
+func presentation() fleet.Presentation { return registry.Providers().Presentation() }

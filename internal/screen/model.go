@@ -428,7 +428,7 @@ func (m *model) install(f frame) {
 func draw(s watch.Snapshot, gen int, drift bool, opts Options) frame {
 	f := frame{snap: s, gen: gen, drift: drift}
 	if s.Root != nil {
-		f.header, f.lines = render.TreeLines(s.Root, render.Options{Color: opts.Color, Drift: drift, Git: opts.Git, Columns: opts.Columns, Edges: opts.Edges})
+		f.header, f.lines = render.TreeLines(s.Root, render.Options{Color: opts.Color, Drift: drift, Git: opts.Git, Presentation: opts.Presentation, Edges: opts.Edges})
 	}
 	f.wide = ansi.StringWidth(f.header)
 	for _, l := range f.lines {

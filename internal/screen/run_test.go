@@ -132,7 +132,7 @@ func (term *terminal) restored() {
 // run starts Run on the terminal; the channel gets what it returns.
 func (term *terminal) run(ctx context.Context, feed watch.Feed, opts Options) <-chan error {
 	errc := make(chan error, 1)
-	opts.Columns, opts.Edges = columns(), registry.Providers().EdgeKinds()
+	opts.Presentation, opts.Edges = presentation(), registry.Providers().EdgeKinds()
 	go func() { errc <- Run(ctx, term.tty, term.tty, feed, opts) }()
 	return errc
 }

@@ -34,8 +34,9 @@ type Options struct {
 	// Git draws under each cluster the file of the checkout that
 	// declares it (render.Options.Git).
 	Git bool
-	// Columns are the integrations' columns (render.Options.Columns).
-	Columns []fleet.Column
+	// Presentation is what the integrations draw
+	// (render.Options.Presentation).
+	Presentation fleet.Presentation
 	// Edges are the inventories' kinds of edge (render.Options.Edges).
 	Edges []fleet.EdgeKind
 	// Describe returns what `kubectl fleet describe` prints of the

@@ -36,10 +36,13 @@ func (Provider) Name() string { return Edge }
 // Kinds are SveltosClusters, read as unstructured objects.
 func (Provider) Kinds() provider.Kinds { return provider.Kinds{APIs: APIs()} }
 
-// Columns are Sveltos's column, before FLUX: what Sveltos says of each
-// cluster registered to it.
-func (Provider) Columns() []fleet.Column {
-	return []fleet.Column{{Header: "SVELTOS", Before: "FLUX", Title: "Sveltos", Cell: Summary, Describe: Describe}}
+// Presentation is the SVELTOS column, before FLUX, and the Sveltos field
+// of describe: what Sveltos says of each cluster registered to it.
+func (Provider) Presentation() fleet.Presentation {
+	return fleet.Presentation{
+		Columns: []fleet.Column{{Header: "SVELTOS", Before: "FLUX", Cell: Summary}},
+		Fields:  []fleet.Field{{Title: "Sveltos", Value: Describe}},
+	}
 }
 
 // DriftCheck is Sveltos's part of drift (DriftCheck).

@@ -90,7 +90,7 @@ func TestProvider(t *testing.T) {
 	if apis := p.Kinds().APIs; len(apis) != 1 || apis[0].GVK != GVK() || apis[0].Resource != "sveltosclusters" || !apis[0].Namespaced {
 		t.Errorf("APIs %+v", apis)
 	}
-	if cols := p.Columns(); len(cols) != 1 || cols[0].Header != "SVELTOS" || cols[0].Before != "FLUX" {
+	if cols := p.Presentation().Columns; len(cols) != 1 || cols[0].Header != "SVELTOS" || cols[0].Before != "FLUX" {
 		t.Errorf("columns %+v", cols)
 	}
 	if p.EnvKind() != "Sveltos env label" {

@@ -27,9 +27,10 @@ type Config struct {
 	// Checks are the providers' drift checks (provider.Set.DriftChecks).
 	Checks []fleet.DriftCheck
 	// FromParent describes the cluster from its parent's connection (the
-	// provider of its edge: CAPI's object tree); nil when no provider
-	// does.
+	// provider of its edge: CAPI's object tree), under Holder's key (the
+	// provider's name); nil when no provider does.
 	FromParent func(ctx context.Context, parent *kube.Conn, node *fleet.Node) (*describe.Object, error)
+	Holder     string
 	// Now is the clock of drift's ages.
 	Now time.Time
 	// Linkers are the providers' linkers: told the clusters it holds,
@@ -72,9 +73,13 @@ func Read(ctx context.Context, res *fleet.Result[*reach.Cluster], cfg Config) *d
 	d.Findings = drift.Find([]*fleet.Node{node}, drift.Options{Now: cfg.Now, Checks: cfg.Checks})
 	if parent := parentOf(res.Root, node); parent != nil && cfg.FromParent != nil {
 		if pc, ok := res.Conn(parent); ok {
-			var err error
-			if d.CAPI, err = cfg.FromParent(ctx, pc.Kube(), node); err != nil {
-				d.CAPIError = err.Error()
+			d.Holder.Key = cfg.Holder
+			obj, err := cfg.FromParent(ctx, pc.Kube(), node)
+			if obj != nil {
+				d.Holder.Value = obj
+			}
+			if err != nil {
+				d.HolderError = err.Error()
 			}
 		}
 	}
