@@ -37,7 +37,9 @@ func (Provider) Kinds() provider.Kinds { return provider.Kinds{APIs: APIs()} }
 func (Provider) Source() reach.Source { return Source{} }
 
 // EdgeKind says an argocd edge is read from a cluster Secret.
-func (Provider) EdgeKind() fleet.EdgeKind { return fleet.EdgeKind{Kind: Edge, Object: "Secret"} }
+func (Provider) EdgeKind() fleet.EdgeKind {
+	return fleet.EdgeKind{Kind: Edge, Object: "Secret", Holds: "Argo CD cluster Secrets"}
+}
 
 // Probes read the Applications of each cluster.
 func (Provider) Probes() []fleet.Probe[*reach.Cluster] {

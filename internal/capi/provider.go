@@ -52,7 +52,8 @@ func (Provider) EnvKind() string { return "provider" }
 // EdgeKind says a capi edge is read from a Cluster, and goes without
 // saying: the usual way a parent holds a cluster.
 func (Provider) EdgeKind() fleet.EdgeKind {
-	return fleet.EdgeKind{Kind: Edge, Object: "Cluster", Usual: true}
+	return fleet.EdgeKind{Kind: Edge, Object: "Cluster", Usual: true,
+		Holds: "CAPI Clusters (through the CLUSTER-kubeconfig Secret CAPI keeps beside each)"}
 }
 
 // Source is the capi edge source.

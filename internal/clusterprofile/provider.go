@@ -179,7 +179,8 @@ func (p *Provider) Source() reach.Source { return Source{Providers: p.providers}
 
 // EdgeKind says a clusterprofile edge is read from a ClusterProfile.
 func (*Provider) EdgeKind() fleet.EdgeKind {
-	return fleet.EdgeKind{Kind: Edge, Object: "ClusterProfile"}
+	return fleet.EdgeKind{Kind: Edge, Object: "ClusterProfile",
+		Holds: "ClusterProfiles (through the plugins of your ClusterProfile provider file)"}
 }
 
 // Kubeconfig is made of the child's ClusterProfile and the provider file,

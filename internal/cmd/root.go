@@ -134,21 +134,9 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 		loaded:      &loadedSettings{},
 	}
 	root := &cobra.Command{
-		Use:   binary,
-		Short: "See and operate a Cluster API + Flux fleet as one",
-		Long: templates.LongDesc(`
-			kubectl fleet walks a fleet from the current context down: every
-			cluster the cluster holds, to the clusters those hold, and so on. A
-			cluster holds others by CAPI Clusters (through the CLUSTER-kubeconfig
-			Secret CAPI keeps beside each), Argo CD cluster Secrets, OCM
-			ManagedClusters (through the token of a ManagedServiceAccount),
-			ClusterProfiles (through the plugins of your ClusterProfile provider
-			file), Sveltos SveltosClusters and HyperShift HostedClusters (through
-			the kubeconfig Secrets they name). It shows the whole fleet with the
-			health each of them, and Flux and Argo CD, report per cluster.
-
-			Kubeconfigs read from Secrets are untrusted: exec plugins,
-			auth-provider plugins and local file paths in them are refused.`),
+		Use:           binary,
+		Short:         "See and operate a Cluster API + Flux fleet as one",
+		Long:          templates.LongDesc(rootHelp(o.Providers.EdgeKinds())),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: name},
@@ -305,4 +293,22 @@ func isTerminal(v any) bool {
 // completeValues offers fixed values for a flag of cmd.
 func completeValues(cmd *cobra.Command, name string, values ...string) {
 	_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// rootHelp is the root command's long help: how the walk goes, and by
+// what every inventory holds clusters (its EdgeKind's Holds).
+func rootHelp(kinds []fleet.EdgeKind) string {
+	var holds []string
+	for _, k := range kinds {
+		if k.Holds != "" {
+			holds = append(holds, k.Holds)
+		}
+	}
+	by := strings.Join(holds, ", ")
+	if len(holds) > 1 {
+		by = strings.Join(holds[:len(holds)-1], ", ") + " and " + holds[len(holds)-1]
+	}
+	return "kubectl fleet walks a fleet from the current context down: every cluster the cluster holds, to the clusters those hold, and so on. " +
+		"A cluster holds others by " + by + ". It shows the whole fleet with the health its integrations report per cluster.\n\n" +
+		"Kubeconfigs read from Secrets are untrusted: exec plugins, auth-provider plugins and local file paths in them are refused."
 }

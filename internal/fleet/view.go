@@ -115,6 +115,10 @@ type EdgeKind struct {
 	// Usual: a cluster reached by this edge alone needs no line that says
 	// so (a CAPI Cluster, its kubeconfig Secret beside it).
 	Usual bool
+	// Holds says, in the root command's help, by what a cluster holds
+	// others: "CAPI Clusters (through the CLUSTER-kubeconfig Secret CAPI
+	// keeps beside each)".
+	Holds string
 }
 
 // Span is a piece of a line an integration draws, in a style.

@@ -76,7 +76,7 @@ func (p *Provider) Source() reach.Source { return Source{Now: p.now} }
 
 // EdgeKind says a hypershift edge is read from a HostedCluster.
 func (*Provider) EdgeKind() fleet.EdgeKind {
-	return fleet.EdgeKind{Kind: Edge, Object: Kind}
+	return fleet.EdgeKind{Kind: Edge, Object: Kind, Holds: "HyperShift HostedClusters (through the kubeconfig Secrets they name)"}
 }
 
 // Kubeconfig is the child's admin kubeconfig, from the Secret its

@@ -75,7 +75,8 @@ func (p *Provider) Source() reach.Source { return Source{ServiceAccount: p.Servi
 
 // EdgeKind says an ocm edge is read from a ManagedCluster.
 func (*Provider) EdgeKind() fleet.EdgeKind {
-	return fleet.EdgeKind{Kind: Edge, Object: "ManagedCluster"}
+	return fleet.EdgeKind{Kind: Edge, Object: "ManagedCluster",
+		Holds: "OCM ManagedClusters (through the token of a ManagedServiceAccount)"}
 }
 
 // Kubeconfig is made of the child's ManagedCluster (its URL and CA) and

@@ -55,7 +55,9 @@ func (Provider) EnvKind() string { return "Sveltos " + EnvLabel + " label" }
 func (Provider) Source() reach.Source { return Source{} }
 
 // EdgeKind says a sveltos edge is read from a SveltosCluster.
-func (Provider) EdgeKind() fleet.EdgeKind { return fleet.EdgeKind{Kind: Edge, Object: Kind} }
+func (Provider) EdgeKind() fleet.EdgeKind {
+	return fleet.EdgeKind{Kind: Edge, Object: Kind, Holds: "Sveltos SveltosClusters (through the kubeconfig Secrets they name)"}
+}
 
 // Kubeconfig is the kubeconfig in the child's Sveltos Secret, read as the
 // walk reads it and refused where the walk's policy refuses it. It is
