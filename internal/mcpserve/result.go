@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 )
 
@@ -91,4 +93,10 @@ func Safe[T any](v any, narrow string) (T, error) {
 		return out, fmt.Errorf("the result is %d bytes, over the %d this server returns: %s", len(data), MaxResultBytes, narrow)
 	}
 	return out, nil
+}
+
+// Text is the short human text of a result beside its structured
+// content.
+func Text(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: escape.OneLine(fmt.Sprintf(format, args...))}}}
 }

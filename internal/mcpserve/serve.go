@@ -1,7 +1,10 @@
-// Package mcpserve serves an MCP server (the official Go SDK's) over stdio
-// or streamable HTTP, and holds what every tool of kubectl fleet's server
-// shares: results made safe for a client (escaped, bounded, paged). It
-// names no command and no integration: package cmd registers the tools.
+// Package mcpserve is the MCP server of `kubectl fleet mcp` (the official
+// Go SDK's): served over stdio or streamable HTTP (serve.go), each tool
+// call run in a process of its own (server.go, call.go), and what every
+// tool shares: results made safe for a client (escaped, bounded, paged).
+// It builds no command and names no integration: the tools are
+// mcpserve/tools', and the command (internal/cmd) supplies the Runner
+// of the CLI's commands they run.
 package mcpserve
 
 import (

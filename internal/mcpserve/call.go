@@ -1,4 +1,4 @@
-package cmd
+package mcpserve
 
 import (
 	"bytes"
@@ -9,29 +9,22 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/mcpserve"
 )
 
 // Each tool call runs in a process of its own: the server re-runs its
-// binary as `kubectl-fleet ROOT-FLAGS mcp --call TOOL`, hands it the
-// call's arguments on stdin and relays what it writes on stdout, one JSON
-// value per line: the walk's progress, then the result. The server
-// itself never walks: idle, it holds nothing a walk made (no heap, no
-// connection); a cancelled or timed-out call is a process killed; a
-// hostile fleet that exhausts one call's memory ends that call alone.
-
-// Hidden flags of the call process.
-const (
-	flagCall   = "call"
-	flagClient = "client"
-)
+// binary with Config.CallArgs (`kubectl-fleet ROOT-FLAGS mcp --call
+// TOOL`), hands it the call's arguments on stdin and relays what it
+// writes on stdout, one JSON value per line: the walk's progress, then
+// the result. The server itself never walks: idle, it holds nothing a
+// walk made (no heap, no connection); a cancelled or timed-out call is a
+// process killed; a hostile fleet that exhausts one call's memory ends
+// that call alone.
 
 // callLine is one line of a call process's stdout.
 type callLine struct {
@@ -51,39 +44,11 @@ type progressCounts struct {
 	Failed int64 `json:"failed"`
 }
 
-// localTool runs a tool in this process, from its arguments as JSON.
-type localTool func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, any, error)
-
-// addTool registers a tool: on the server, as a call process (remote), or
-// in this process where calls cannot be processes (the tests' in-memory
-// fleets, reached through Deps.Dial); and, by name, for the call process.
-func addTool[In, Out any](o *MCPOptions, s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
-	if o.local == nil {
-		o.local = map[string]localTool{}
-	}
-	o.local[t.Name] = func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, any, error) {
-		var in In
-		if len(args) > 0 {
-			if err := json.Unmarshal(args, &in); err != nil {
-				return nil, nil, fmt.Errorf("invalid arguments: %w", err)
-			}
-		}
-		return h(ctx, nil, in)
-	}
-	switch {
-	case s == nil:
-	case o.deps.Dial != nil:
-		mcp.AddTool(s, t, h)
-	default:
-		mcp.AddTool(s, t, remote[In, Out](o, t.Name))
-	}
-}
-
 // remote is the server's handler of a tool: its call process's result.
-func remote[In, Out any](o *MCPOptions, name string) mcp.ToolHandlerFor[In, Out] {
+func remote[In, Out any](s *Server, name string) mcp.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var out Out
-		line, err := o.spawn(ctx, req, name, in)
+		line, err := s.spawn(ctx, req, name, in)
 		if err != nil {
 			return nil, out, err
 		}
@@ -93,17 +58,17 @@ func remote[In, Out any](o *MCPOptions, name string) mcp.ToolHandlerFor[In, Out]
 		if err := json.Unmarshal(line.Structured, &out); err != nil {
 			return nil, out, fmt.Errorf("the call's result: %w", err)
 		}
-		return textOf("%s", line.Text), out, nil
+		return Text("%s", line.Text), out, nil
 	}
 }
 
 // spawn runs tool in a call process with args, forwarding its progress to
 // the client, and returns its result. The process is killed when the
 // call is cancelled or its time is up.
-func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool string, args any) (*callLine, error) {
-	// The call process ends itself at --call-timeout, and says why; the
-	// server kills it callGrace later.
-	ctx, end := o.beginWithin(ctx, req, o.CallTimeout+callGrace)
+func (s *Server) spawn(ctx context.Context, req *mcp.CallToolRequest, tool string, args any) (*callLine, error) {
+	// The call process ends itself at the call timeout, and says why;
+	// the server kills it callGrace later.
+	ctx, end := s.beginWithin(ctx, req, s.cfg.CallTimeout+callGrace)
 	defer end()
 	self, err := os.Executable()
 	if err != nil {
@@ -113,19 +78,9 @@ func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool s
 	if err != nil {
 		return nil, err
 	}
-	argv := append(slices.Clone(o.rootArgs), "mcp", "--"+flagCall+"="+tool, "--"+flagClient+"="+clientName(ctx, req), "--"+flagCallTimeout+"="+o.CallTimeout.String())
-	if o.Git != "" {
-		argv = append(argv, "--"+flagGit+"="+o.Git)
-	}
-	if o.AllowWrite {
-		argv = append(argv, "--"+flagAllowWrite)
-	}
-	if o.verbosity != "" {
-		argv = append(argv, "-v="+o.verbosity)
-	}
-	c := exec.CommandContext(ctx, self, argv...)
+	c := exec.CommandContext(ctx, self, s.cfg.CallArgs(tool, ClientName(ctx, req))...)
 	c.Stdin = bytes.NewReader(input)
-	c.Stderr = o.ErrOut
+	c.Stderr = s.cfg.ErrOut
 	// A call process ends with the server, even one killed (Linux), and
 	// an exec plugin it started cannot hold the server's Wait.
 	c.SysProcAttr = callProcAttr()
@@ -140,7 +95,7 @@ func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool s
 	notify := progressNotifier(req)
 	var result *callLine
 	var derr error
-	dec := json.NewDecoder(io.LimitReader(stdout, 2*mcpserve.MaxResultBytes+1<<20))
+	dec := json.NewDecoder(io.LimitReader(stdout, 2*MaxResultBytes+1<<20))
 	for {
 		var line callLine
 		if derr = dec.Decode(&line); derr != nil {
@@ -165,7 +120,7 @@ func (o *MCPOptions) spawn(ctx context.Context, req *mcp.CallToolRequest, tool s
 	return result, nil
 }
 
-// callGrace is how long after its --call-timeout a call process is
+// callGrace is how long after its call timeout a call process is
 // killed: it has its own, and ends with its reason.
 const callGrace = 5 * time.Second
 
@@ -196,26 +151,25 @@ type callEnv struct {
 
 type callEnvKey struct{}
 
-// runCall is the call process: the tool named by --call, with the
-// arguments on stdin, its progress and result written on stdout.
-func (o *MCPOptions) runCall(ctx context.Context) error {
-	o.addTools(nil)
-	tool, ok := o.local[o.Call]
+// runCall is the call process: the tool Config.Call names, with the
+// arguments on In, its progress and result written on Out.
+func (s *Server) runCall(ctx context.Context) error {
+	tool, ok := s.local[s.cfg.Call]
 	if !ok {
-		return fmt.Errorf("no tool %q", o.Call)
+		return fmt.Errorf("no tool %q", s.cfg.Call)
 	}
-	args, err := io.ReadAll(io.LimitReader(o.In, mcpserve.MaxResultBytes))
+	args, err := io.ReadAll(io.LimitReader(s.cfg.In, MaxResultBytes))
 	if err != nil {
 		return err
 	}
 	var mu sync.Mutex
-	enc := json.NewEncoder(o.Out)
+	enc := json.NewEncoder(s.cfg.Out)
 	write := func(l callLine) {
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(l)
 	}
-	ctx = context.WithValue(ctx, callEnvKey{}, &callEnv{client: o.Client, progress: func(p progressCounts) { write(callLine{Progress: &p}) }})
+	ctx = context.WithValue(ctx, callEnvKey{}, &callEnv{client: s.cfg.Client, progress: func(p progressCounts) { write(callLine{Progress: &p}) }})
 	res, out, err := tool(ctx, args)
 	if err != nil {
 		write(callLine{Done: true, Error: escape.Lines(escape.Truncate(err.Error(), 8<<10))})

@@ -1,20 +1,18 @@
-package cmd
+package tools
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/inspect"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/mcpserve"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 )
 
 // clusterArgs name the one cluster a tool reads.
@@ -60,31 +58,31 @@ type logsInput struct {
 }
 
 // addInspectTools registers the tools that read one cluster.
-func (o *MCPOptions) addInspectTools(s *mcp.Server) {
-	addTool(o, s, &mcp.Tool{
+func (o *tools) addInspectTools() {
+	mcpserve.AddTool(o.s, &mcp.Tool{
 		Name:        "fleet_get",
 		Description: "Objects of one cluster of the fleet, as kubectl get -o json shows them: one by name or a page of a list. Secrets' values are never returned, only their keys." + dataNote,
 		Annotations: readOnly("Get objects"),
 	}, o.get)
-	addTool(o, s, &mcp.Tool{
+	mcpserve.AddTool(o.s, &mcp.Tool{
 		Name:        "fleet_events",
 		Description: "The events of one object of one cluster of the fleet, oldest first, as kubectl describe lists them." + dataNote,
 		Annotations: readOnly("Events of an object"),
 	}, o.events)
 	names := make([]string, 0)
-	for _, c := range o.Providers.Controllers() {
+	for _, c := range o.Controllers {
 		names = append(names, c.Name)
 	}
-	addTool(o, s, &mcp.Tool{
+	mcpserve.AddTool(o.s, &mcp.Tool{
 		Name:        "fleet_logs",
 		Description: "The tail of a log on one cluster of the fleet: of a controller (" + strings.Join(names, ", ") + ") or of a pod. Bounded in lines and bytes." + dataNote,
 		Annotations: readOnly("Logs"),
 	}, o.logs)
 }
 
-func (o *MCPOptions) get(ctx context.Context, req *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, *getOutput, error) {
+func (o *tools) get(ctx context.Context, req *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, *getOutput, error) {
 	var res *inspect.GetResult
-	err := o.onCluster(ctx, req, in.clusterArgs, func(ctx context.Context, conn *kube.Conn, timeout time.Duration, _ *RootOptions) (err error) {
+	err := o.s.OnCluster(ctx, req, in.Path, in.Timeout, func(ctx context.Context, conn *kube.Conn, timeout time.Duration, _ []provider.Controller) (err error) {
 		res, err = inspect.Get(ctx, conn, inspect.GetQuery{
 			Resource: in.Resource, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces,
 			Name: in.Name, Selector: in.Selector, Limit: in.Limit, Continue: in.Cursor,
@@ -102,12 +100,12 @@ func (o *MCPOptions) get(ctx context.Context, req *mcp.CallToolRequest, in getIn
 		items = []map[string]any{}
 	}
 	out := &getOutput{Resource: escape.String(res.Resource), Kind: escape.String(res.Kind), Namespaced: res.Namespaced, Items: items, NextCursor: escape.String(res.Continue)}
-	return textOf("%d %s", len(items), res.Resource), out, nil
+	return mcpserve.Text("%d %s", len(items), res.Resource), out, nil
 }
 
-func (o *MCPOptions) events(ctx context.Context, req *mcp.CallToolRequest, in eventsInput) (*mcp.CallToolResult, map[string]any, error) {
+func (o *tools) events(ctx context.Context, req *mcp.CallToolRequest, in eventsInput) (*mcp.CallToolResult, map[string]any, error) {
 	var res *inspect.EventsResult
-	err := o.onCluster(ctx, req, in.clusterArgs, func(ctx context.Context, conn *kube.Conn, timeout time.Duration, _ *RootOptions) (err error) {
+	err := o.s.OnCluster(ctx, req, in.Path, in.Timeout, func(ctx context.Context, conn *kube.Conn, timeout time.Duration, _ []provider.Controller) (err error) {
 		res, err = inspect.Events(ctx, conn, inspect.ObjectRef{Resource: in.Resource, Namespace: in.Namespace, Name: in.Name}, in.Limit, timeout)
 		return err
 	})
@@ -118,19 +116,19 @@ func (o *MCPOptions) events(ctx context.Context, req *mcp.CallToolRequest, in ev
 	if err != nil {
 		return nil, nil, err
 	}
-	return textOf("%d events of %s", len(res.Events), res.Object), out, nil
+	return mcpserve.Text("%d events of %s", len(res.Events), res.Object), out, nil
 }
 
-func (o *MCPOptions) logs(ctx context.Context, req *mcp.CallToolRequest, in logsInput) (*mcp.CallToolResult, map[string]any, error) {
+func (o *tools) logs(ctx context.Context, req *mcp.CallToolRequest, in logsInput) (*mcp.CallToolResult, map[string]any, error) {
 	if (in.Controller == "") == (in.Pod == "") {
 		return nil, nil, errors.New("fleet_logs reads one log: give controller, or pod (with its namespace)")
 	}
 	var res *inspect.LogsResult
-	err := o.onCluster(ctx, req, in.clusterArgs, func(ctx context.Context, conn *kube.Conn, timeout time.Duration, root *RootOptions) (err error) {
+	err := o.s.OnCluster(ctx, req, in.Path, in.Timeout, func(ctx context.Context, conn *kube.Conn, timeout time.Duration, controllers []provider.Controller) (err error) {
 		res, err = inspect.Logs(ctx, conn, inspect.LogQuery{
 			Controller: in.Controller, Namespace: in.Namespace, Pod: in.Pod, Container: in.Container,
 			TailLines: in.TailLines, Previous: in.Previous,
-		}, root.Providers.Controllers(), timeout)
+		}, controllers, timeout)
 		return err
 	})
 	if err != nil {
@@ -140,49 +138,5 @@ func (o *MCPOptions) logs(ctx context.Context, req *mcp.CallToolRequest, in logs
 	if err != nil {
 		return nil, nil, err
 	}
-	return textOf("%d lines of %s/%s", len(res.Lines), res.Namespace, res.Pod), out, nil
-}
-
-// onCluster walks to the cluster at path as the CLI's describe does (in
-// a root of the call's own, with the server's root flags), and runs read
-// on its connection, which is closed after.
-func (o *MCPOptions) onCluster(ctx context.Context, req *mcp.CallToolRequest, c clusterArgs, read func(ctx context.Context, conn *kube.Conn, timeout time.Duration, root *RootOptions) error) error {
-	ctx, end := o.begin(ctx, req)
-	defer end()
-	walk := NewWalkFlags()
-	if c.Timeout != "" {
-		d, err := time.ParseDuration(c.Timeout)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("invalid timeout %q: give a duration, such as 10s or 1m", escape.Truncate(escape.String(c.Timeout), 64))
-		}
-		walk.Timeout = d
-	}
-	segs, err := fleet.ParsePath(c.Path)
-	if err != nil {
-		return errors.New(escape.OneLine(err.Error()))
-	}
-	call := o.newCallRoot(ctx, req, nil)
-	defer call.end()
-	root := call.root
-	if err := call.cmd.PersistentFlags().Parse(o.rootArgs); err != nil {
-		return err
-	}
-	if err := root.validateShared(); err != nil {
-		return err
-	}
-	opts := walk.Options([][]fleet.Segment{segs}, 0)
-	opts.KeepConnections = true
-	res, err := root.walk(klog.NewContext(ctx, o.logger), opts)
-	if err != nil {
-		return errors.New(escape.OneLine(err.Error()))
-	}
-	node := res.Selected[0]
-	conn, ok := res.Conn(node)
-	if !ok || node.Error != "" {
-		return fmt.Errorf("cannot read %s: %s", escape.String(fleet.DescribePath(node.Path)), escape.OneLine(node.Error))
-	}
-	if err := read(ctx, conn.Kube(), walk.Timeout, root); err != nil {
-		return errors.New(escape.OneLine(err.Error()))
-	}
-	return nil
+	return mcpserve.Text("%d lines of %s/%s", len(res.Lines), res.Namespace, res.Pod), out, nil
 }
