@@ -4,7 +4,6 @@ import (
 	"reflect"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
@@ -15,16 +14,10 @@ func rowOf(n *fleet.Node) *Row {
 	if n == nil {
 		return nil
 	}
-	st := capi.Of(n)
-	r := &Row{
-		Path: n.Path, Name: n.Name, Namespace: n.Namespace, Provider: st.Provider, Version: n.Version,
-		LiveVersion: n.LiveVersion, Phase: st.Phase, Available: st.Available, Labels: n.Labels,
-		ControlPlane: st.ControlPlane, Workers: st.Workers, Error: n.Error,
+	return &Row{
+		Path: n.Path, Name: n.Name, Namespace: n.Namespace, Version: n.Version, LiveVersion: n.LiveVersion,
+		Labels: n.Labels, Error: n.Error, Fields: n.RowFields(),
 	}
-	if f := flux.Of(n); f != nil {
-		r.Flux = &FluxSummary{Installed: f.Installed, Kustomizations: f.Kustomizations, HelmReleases: f.HelmReleases, Suspended: f.Suspended, Revision: f.Revision}
-	}
-	return r
 }
 
 // diff emits the events that turn old into next: the cluster's row, its
