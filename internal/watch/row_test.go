@@ -3,14 +3,21 @@ package watch_test
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/clusterprofile"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/hypershift"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/sveltos"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
 )
 
@@ -66,4 +73,135 @@ func TestRowsFrozen(t *testing.T) {
 		b.Write(append(data, '\n'))
 	}
 	golden.Assert(t, "rows", b.Bytes())
+}
+
+// everyProvider is a cluster of every provider's facet, and a function
+// per provider that changes its status on a copy of it, by the row's
+// field that shows the change (CAPI's Available condition: "available").
+func everyProvider() (*fleet.Node, map[string]func(n *fleet.Node)) {
+	n := &fleet.Node{Name: "hc-1", Namespace: "clusters", Path: "hc-1", Version: "v1.36.3", Labels: map[string]string{"env": "prod"}, Error: "boom"}
+	capi.Set(n, &capi.Status{Provider: "aws", Phase: "Provisioned", Available: "True", Workers: &capi.Replicas{Desired: 1, Ready: 1, Available: 1}})
+	flux.Set(n, &flux.Status{Installed: true})
+	argocd.SetState(n, &argocd.State{Installed: true, Applications: []argocd.Application{{Name: "a", Sync: "Synced", Health: "Healthy"}, {Name: "b", Sync: "OutOfSync", Health: "Healthy"}}})
+	n.SetFacet(ocm.Edge, &ocm.Registration{Accepted: true, Joined: "True", Available: "True", ClusterSet: "red"})
+	n.SetFacet(clusterprofile.Edge, &clusterprofile.Profile{Manager: "gke", ControlPlaneHealthy: "True", Joined: "True"})
+	n.SetFacet(sveltos.Edge, &sveltos.Registration{Ready: true, ConnectionStatus: "Healthy"})
+	n.SetFacet(hypershift.Edge, &hypershift.Hosted{Platform: "AWS", Available: "True", Degraded: "False"})
+	return n, map[string]func(n *fleet.Node){
+		"available": func(n *fleet.Node) { s := *capi.Of(n); s.Available = "False"; capi.Set(n, &s) },
+		"flux":      func(n *fleet.Node) { flux.Set(n, &flux.Status{Installed: true, Suspended: 1}) },
+		"argocd": func(n *fleet.Node) {
+			st := argocd.StateOf(n).Clone()
+			st.Applications[0].Health = "Degraded"
+			argocd.SetState(n, st)
+		},
+		"ocm": func(n *fleet.Node) {
+			r := *n.Facet(ocm.Edge).(*ocm.Registration)
+			r.Available = "False"
+			n.SetFacet(ocm.Edge, &r)
+		},
+		"clusterprofile": func(n *fleet.Node) {
+			p := *n.Facet(clusterprofile.Edge).(*clusterprofile.Profile)
+			p.ControlPlaneHealthy = "False"
+			n.SetFacet(clusterprofile.Edge, &p)
+		},
+		"sveltos": func(n *fleet.Node) {
+			r := *n.Facet(sveltos.Edge).(*sveltos.Registration)
+			r.Paused = true
+			n.SetFacet(sveltos.Edge, &r)
+		},
+		"hypershift": func(n *fleet.Node) {
+			h := *n.Facet(hypershift.Edge).(*hypershift.Hosted)
+			h.Degraded = "True"
+			n.SetFacet(hypershift.Edge, &h)
+		},
+	}
+}
+
+// rowJSON is the row of n as the stream writes it, by key, and its keys
+// in order.
+func rowJSON(t *testing.T, n *fleet.Node) (map[string]json.RawMessage, []string) {
+	t.Helper()
+	data, err := json.Marshal(escape.Copy(watch.RowOf(n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var keys []string
+	for depth := 0; ; {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			continue
+		}
+		if k, ok := tok.(string); ok && depth == 1 && dec.More() {
+			keys = append(keys, k)
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return fields, keys
+}
+
+// Every provider's facet shows in the row: CAPI's and Flux's where they
+// always were, then Argo CD's, ClusterProfile's, HyperShift's, OCM's and
+// Sveltos's after them (by facet name), before the error; each as the
+// node's JSON shows it, but Argo CD's, summed up.
+func TestRowsShowEveryProvider(t *testing.T) {
+	n, _ := everyProvider()
+	fields, keys := rowJSON(t, n)
+	want := []string{"path", "name", "namespace", "provider", "version", "phase", "available", "labels", "workers", "flux", "argocd", "clusterprofile", "hypershift", "ocm", "sveltos", "error"}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+	if got := string(fields["argocd"]); got != `{"installed":true,"applications":{"ready":1,"total":2}}` {
+		t.Errorf("argocd = %s", got)
+	}
+	node, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodeFields map[string]json.RawMessage
+	if err := json.Unmarshal(node, &nodeFields); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"ocm", "clusterprofile", "sveltos", "hypershift"} {
+		if string(fields[key]) != string(nodeFields[key]) {
+			t.Errorf("row's %s = %s, node's %s", key, fields[key], nodeFields[key])
+		}
+	}
+}
+
+// A change of any provider's status changes the row (what makes a
+// Cluster event modified), in that provider's field alone.
+func TestRowChangesWithEveryProvidersStatus(t *testing.T) {
+	base, changes := everyProvider()
+	before, _ := rowJSON(t, base)
+	for key, change := range changes { // key: the field that changes
+		n := *base
+		change(&n)
+		if reflect.DeepEqual(watch.RowOf(base), watch.RowOf(&n)) {
+			t.Errorf("%s: the row did not change", key)
+			continue
+		}
+		after, _ := rowJSON(t, &n)
+		for k := range after {
+			if differs := string(before[k]) != string(after[k]); differs != (k == key) {
+				t.Errorf("%s changed: field %s before %s, after %s", key, k, before[k], after[k])
+			}
+		}
+	}
 }
