@@ -32,3 +32,20 @@ func (s *Status) RowFields() []fleet.JSONField {
 	}
 	return []fleet.JSONField{{Key: Edge, After: "labels", Value: r, Rank: 2}}
 }
+
+var _ fleet.ObjectFacet = &Status{}
+
+// HeldObjects are the Applications the cluster holds, each an event of the
+// watch stream, by namespace and name; without what the link adds after
+// each read (holder and target), which is no change of the Application.
+func (s *Status) HeldObjects() []fleet.HeldObject {
+	if s.State == nil {
+		return nil
+	}
+	out := make([]fleet.HeldObject, 0, len(s.State.Applications))
+	for _, a := range s.State.Applications {
+		a.Holder, a.Target, a.TargetUnknown = "", nil, false
+		out = append(out, fleet.HeldObject{Kind: "Application", Namespace: a.Namespace, Name: a.Name, Row: a})
+	}
+	return out
+}

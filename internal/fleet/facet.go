@@ -89,6 +89,90 @@ func (n *Node) RowFields() []JSONField {
 	return out
 }
 
+// ObjectFacet is a facet of objects its cluster holds that a stream of
+// changes (--watch) shows each as an event of its own: Flux's objects,
+// Argo CD's Applications.
+type ObjectFacet interface {
+	Facet
+	// HeldObjects are the objects, in the facet's order.
+	HeldObjects() []HeldObject
+}
+
+// HeldObject is an object a cluster holds, as a stream of changes shows
+// it: its kind, namespace and name, and its row (the event's before and
+// after).
+type HeldObject struct {
+	Kind, Namespace, Name string
+	Row                   any
+}
+
+// HeldObjects are the objects of the node's ObjectFacets, the facets in the order
+// their fields come in the node's JSON (Flux's "flux" before Argo CD's
+// "argocd"), those that show none after, by name.
+func (n *Node) HeldObjects() []HeldObject {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
+		if _, ok := n.Facets[name].(ObjectFacet); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) > 1 {
+		pos := n.facetOrder()
+		slices.SortStableFunc(names, func(a, b string) int {
+			pa, oka := pos[a]
+			pb, okb := pos[b]
+			switch {
+			case oka && okb:
+				return cmp.Compare(pa, pb)
+			case oka:
+				return -1
+			case okb:
+				return 1
+			}
+			return 0
+		})
+	}
+	var out []HeldObject
+	for _, name := range names {
+		out = append(out, n.Facets[name].(ObjectFacet).HeldObjects()...)
+	}
+	return out
+}
+
+// facetOrder maps the name of each facet that shows a field in the node's
+// JSON to the place of its first field there.
+func (n *Node) facetOrder() map[string]int {
+	type placed struct{ key, facet string }
+	after := map[string][]placed{}
+	ranks := map[placed]int{}
+	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
+		for _, f := range n.Facets[name].JSONFields() {
+			p := placed{key: f.Key, facet: name}
+			after[f.After] = append(after[f.After], p)
+			ranks[p] = f.Rank
+		}
+	}
+	for _, ps := range after {
+		slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Compare(ranks[a], ranks[b]) })
+	}
+	pos := map[string]int{}
+	var follow func(key string)
+	follow = func(key string) {
+		ps := after[key]
+		delete(after, key)
+		for _, p := range ps {
+			if _, ok := pos[p.facet]; !ok {
+				pos[p.facet] = len(pos)
+			}
+			follow(p.key)
+		}
+	}
+	for _, f := range nodeFields() {
+		follow(f.key)
+	}
+	return pos
+}
+
 // Unread are what the integrations could not read of the cluster, each
 // after its name, in the order of their facets' names.
 func (n *Node) Unread() []string {

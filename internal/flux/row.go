@@ -26,3 +26,18 @@ func (f statusFacet) RowFields() []fleet.JSONField {
 		Installed: s.Installed, Kustomizations: s.Kustomizations, HelmReleases: s.HelmReleases, Suspended: s.Suspended, Revision: s.Revision,
 	}}}
 }
+
+var _ fleet.ObjectFacet = statusFacet{}
+
+// HeldObjects are the cluster's Flux objects, each an event of the watch stream,
+// sorted by kind, namespace and name.
+func (f statusFacet) HeldObjects() []fleet.HeldObject {
+	if f.Status == nil {
+		return nil
+	}
+	out := make([]fleet.HeldObject, 0, len(f.Status.Objects))
+	for _, o := range f.Status.Objects {
+		out = append(out, fleet.HeldObject{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Row: o})
+	}
+	return out
+}
