@@ -199,3 +199,29 @@ func TestMarshalFieldsPlacesAsTheNodesJSON(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// objectFacet holds objects, and shows its fields where its test says.
+type objectFacet struct {
+	testFacet
+	objects []fleet.HeldObject
+}
+
+func (f objectFacet) HeldObjects() []fleet.HeldObject { return f.objects }
+
+// A node's held objects are its ObjectFacets', the facets in the order of
+// their fields in the node's JSON, not of their names; a facet that shows
+// no field comes after, by name.
+func TestHeldObjectsInTheOrderOfTheNodesJSON(t *testing.T) {
+	n := &fleet.Node{Name: "x"}
+	n.SetFacet("a-second", objectFacet{testFacet: testFacet{{Key: "second", After: "first"}}, objects: []fleet.HeldObject{{Name: "2"}}})
+	n.SetFacet("b-first", objectFacet{testFacet: testFacet{{Key: "first", After: "labels"}}, objects: []fleet.HeldObject{{Name: "1a"}, {Name: "1b"}}})
+	n.SetFacet("c-none", objectFacet{objects: []fleet.HeldObject{{Name: "3"}}})
+	n.SetFacet("d-plain", testFacet{{Key: "plain", After: "path"}})
+	var names []string
+	for _, o := range n.HeldObjects() {
+		names = append(names, o.Name)
+	}
+	if diff := cmp.Diff([]string{"1a", "1b", "2", "3"}, names); diff != "" {
+		t.Errorf("held objects (-want +got):\n%s", diff)
+	}
+}
