@@ -55,6 +55,7 @@ func TestWatchProvidersStatus(t *testing.T) {
 		{
 			name: "Sveltos", path: "sv-1", gvk: schema.GroupVersionKind{Group: "lib.projectsveltos.io", Version: "v1beta1", Kind: "SveltosCluster"}, object: "sv-1",
 			change: func(t *testing.T, u *unstructured.Unstructured) {
+				t.Helper()
 				paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused")
 				if err := unstructured.SetNestedField(u.Object, !paused, "spec", "paused"); err != nil {
 					t.Fatal(err)
@@ -116,6 +117,7 @@ func TestWatchArgoCDApplicationHealth(t *testing.T) {
 		name: "guestbook", path: "", gvk: schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}, object: "guestbook",
 		status: true, field: "argocd", sub: "applications",
 		change: func(t *testing.T, u *unstructured.Unstructured) {
+			t.Helper()
 			if health, _, _ := unstructured.NestedString(u.Object, "status", "health", "status"); health != "Healthy" {
 				t.Fatalf("guestbook is %q, want Healthy", health)
 			}
