@@ -112,10 +112,16 @@ func startWatchWith(t *testing.T, env []string, kubeconfig string, args ...strin
 	return w
 }
 
-// next reads events until one matches, within the deadline, and returns it.
+// next reads events until one matches, within a minute, and returns it.
 func (w *watching) next(t *testing.T, what string, match func(streamEvent) bool) streamEvent {
 	t.Helper()
-	deadline := time.NewTimer(time.Minute)
+	return w.nextWithin(t, time.Minute, what, match)
+}
+
+// nextWithin is next within d.
+func (w *watching) nextWithin(t *testing.T, d time.Duration, what string, match func(streamEvent) bool) streamEvent {
+	t.Helper()
+	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
 		select {
@@ -128,7 +134,7 @@ func (w *watching) next(t *testing.T, what string, match func(streamEvent) bool)
 				return ev
 			}
 		case <-deadline.C:
-			t.Fatalf("no %s within a minute; events since the last match: %v; stderr: %s", what, w.seen, w.errors())
+			t.Fatalf("no %s within %s; events since the last match: %v; stderr: %s", what, d, w.seen, w.errors())
 		}
 	}
 }
@@ -169,7 +175,8 @@ func suspendedIn(t *testing.T, row json.RawMessage) bool {
 
 // The stream of `tree --watch -o json` on a fleet of real apiservers: the
 // fleet as the walk found it, then every change as it happens, each on
-// the clusters' own watches: a Flux object changed, a Cluster added (its
+// the clusters' own watches: a Flux object changed (and its cluster's
+// row, which counts the Flux objects suspended), a Cluster added (its
 // subtree walked) and deleted, a kubeconfig Secret replaced (the cluster
 // connected again with it), a cluster cut off and brought back, a watch
 // whose resourceVersion etcd compacted away (410 Gone: listed again); and
@@ -205,6 +212,12 @@ func TestWatchStream(t *testing.T) {
 		if ev.Name != "apps" || suspendedIn(t, ev.Before) || !suspendedIn(t, ev.After) {
 			t.Errorf("got %v, before %s, after %s; want apps, suspended after", ev, ev.Before, ev.After)
 		}
+		// The cluster's row counts it suspended, once the cluster is read
+		// again.
+		w.next(t, `modified Cluster at "aws/team-a", its flux suspended 1`, func(ev streamEvent) bool {
+			return ev.Change == "modified" && ev.Kind == "Cluster" && ev.Path == "aws/team-a" &&
+				rowField(t, ev.Before, "flux", "suspended") == "0" && rowField(t, ev.After, "flux", "suspended") == "1"
+		})
 	})
 
 	copySecret := func(from, to string) *corev1.Secret {

@@ -66,6 +66,113 @@ type PartialFacet interface {
 	Unread() string
 }
 
+// RowFacet is a facet that shows fields in its cluster's row of a stream
+// of changes (--watch): a change of one of them is a change of the
+// cluster. A facet's row fields are placed among the row's own (path,
+// name, namespace, version, liveVersion, labels, error) as its JSONFields
+// are among the node's.
+type RowFacet interface {
+	Facet
+	// RowFields are the facet's fields in the row.
+	RowFields() []JSONField
+}
+
+// RowFields are the fields the node's facets show in its row (RowFacet),
+// in the order of their facets' names.
+func (n *Node) RowFields() []JSONField {
+	var out []JSONField
+	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
+		if r, ok := n.Facets[name].(RowFacet); ok {
+			out = append(out, r.RowFields()...)
+		}
+	}
+	return out
+}
+
+// ObjectFacet is a facet of objects its cluster holds that a stream of
+// changes (--watch) shows each as an event of its own: Flux's objects,
+// Argo CD's Applications.
+type ObjectFacet interface {
+	Facet
+	// HeldObjects are the objects, in the facet's order.
+	HeldObjects() []HeldObject
+}
+
+// HeldObject is an object a cluster holds, as a stream of changes shows
+// it: its kind, namespace and name, and its row (the event's before and
+// after).
+type HeldObject struct {
+	Kind, Namespace, Name string
+	Row                   any
+}
+
+// HeldObjects are the objects of the node's ObjectFacets, the facets in the order
+// their fields come in the node's JSON (Flux's "flux" before Argo CD's
+// "argocd"), those that show none after, by name.
+func (n *Node) HeldObjects() []HeldObject {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
+		if _, ok := n.Facets[name].(ObjectFacet); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) > 1 {
+		pos := n.facetOrder()
+		slices.SortStableFunc(names, func(a, b string) int {
+			pa, oka := pos[a]
+			pb, okb := pos[b]
+			switch {
+			case oka && okb:
+				return cmp.Compare(pa, pb)
+			case oka:
+				return -1
+			case okb:
+				return 1
+			}
+			return 0
+		})
+	}
+	var out []HeldObject
+	for _, name := range names {
+		out = append(out, n.Facets[name].(ObjectFacet).HeldObjects()...)
+	}
+	return out
+}
+
+// facetOrder maps the name of each facet that shows a field in the node's
+// JSON to the place of its first field there.
+func (n *Node) facetOrder() map[string]int {
+	type placed struct{ key, facet string }
+	after := map[string][]placed{}
+	ranks := map[placed]int{}
+	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
+		for _, f := range n.Facets[name].JSONFields() {
+			p := placed{key: f.Key, facet: name}
+			after[f.After] = append(after[f.After], p)
+			ranks[p] = f.Rank
+		}
+	}
+	for _, ps := range after {
+		slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Compare(ranks[a], ranks[b]) })
+	}
+	pos := map[string]int{}
+	var follow func(key string)
+	follow = func(key string) {
+		ps := after[key]
+		delete(after, key)
+		for _, p := range ps {
+			if _, ok := pos[p.facet]; !ok {
+				pos[p.facet] = len(pos)
+			}
+			follow(p.key)
+		}
+	}
+	for _, f := range nodeFields() {
+		follow(f.key)
+	}
+	return pos
+}
+
 // Unread are what the integrations could not read of the cluster, each
 // after its name, in the order of their facets' names.
 func (n *Node) Unread() []string {
@@ -195,80 +302,140 @@ func (n *Node) marshalJSON(alone bool) ([]byte, error) {
 // and its children's by recursion: encoding/json would compact a node's
 // subtree again at every level above it.
 func (n *Node) appendJSON(b *bytes.Buffer, enc *json.Encoder, alone bool) error {
-	var after map[string][]JSONField // most nodes have no facet: no map
-	if len(n.Facets) > 0 {
-		after = map[string][]JSONField{}
-	}
+	o := jsonObject{b: b, enc: enc, path: n.Path}
 	for _, name := range slices.Sorted(maps.Keys(n.Facets)) {
-		for _, f := range n.Facets[name].JSONFields() {
-			after[f.After] = append(after[f.After], f)
-		}
+		o.place(n.Facets[name].JSONFields())
 	}
-	for _, fields := range after {
-		slices.SortStableFunc(fields, func(a, b JSONField) int { return cmp.Compare(a.Rank, b.Rank) })
-	}
-	b.WriteByte('{')
-	first := true
-	key := func(k string) {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		b.WriteByte('"')
-		b.WriteString(k) // keys are the model's own: no escaping needed
-		b.WriteString(`":`)
-	}
-	write := func(k string, value any) error {
-		key(k)
-		if err := enc.Encode(value); err != nil {
-			return fmt.Errorf("failed to encode field %s of cluster %q: %w", k, n.Path, err)
-		}
-		b.Truncate(b.Len() - 1) // Encode's newline
-		return nil
-	}
-	var writeAfter func(key string) error
-	writeAfter = func(key string) error {
-		fields := after[key]
-		delete(after, key)
-		for _, f := range fields {
-			// An omitted field still places the fields that follow it.
-			if !f.OmitEmpty || !isEmpty(reflect.ValueOf(f.Value)) {
-				if err := write(f.Key, f.Value); err != nil {
-					return err
-				}
-			}
-			if err := writeAfter(f.Key); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	o.open()
 	v := reflect.ValueOf((*nodeJSON)(n)).Elem()
 	for _, f := range nodeFields() {
 		switch {
 		case f.key == "children" && alone:
 			continue
 		case f.key == "children":
-			key(f.key)
+			o.key(f.key)
 			if err := n.appendChildren(b, enc); err != nil {
 				return err
 			}
 		default:
 			value := v.Field(f.index)
 			if !f.omitEmpty || !isEmpty(value) {
-				if err := write(f.key, value.Interface()); err != nil {
+				if err := o.field(f.key, value.Interface()); err != nil {
 					return err
 				}
 			}
 		}
-		if err := writeAfter(f.key); err != nil {
+		if err := o.followers(f.key); err != nil {
 			return err
 		}
 	}
-	if len(after) > 0 {
-		return fmt.Errorf("cluster %q: a facet's fields follow no field of the node: %v", n.Path, slices.Sorted(maps.Keys(after)))
+	return o.close()
+}
+
+// MarshalFields writes a JSON object of a cluster's fields own, in their
+// order, with each of placed right after the field it names, as a node's
+// JSON places its facets' fields (by Rank, then in placed's order; an
+// omitted field still places those after it): a cluster's row in a
+// stream of changes, its facets' RowFields among its own. path names the
+// cluster in an error.
+func MarshalFields(path string, own, placed []JSONField) ([]byte, error) {
+	var b bytes.Buffer
+	o := jsonObject{b: &b, enc: json.NewEncoder(&b), path: path}
+	o.place(placed)
+	o.open()
+	for _, f := range own {
+		if !f.OmitEmpty || !isEmpty(reflect.ValueOf(f.Value)) {
+			if err := o.field(f.Key, f.Value); err != nil {
+				return nil, err
+			}
+		}
+		if err := o.followers(f.Key); err != nil {
+			return nil, err
+		}
 	}
-	b.WriteByte('}')
+	if err := o.close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// jsonObject writes one JSON object of a cluster to b, through enc (which
+// writes to b): the caller's fields in order, each followed by the fields
+// placed after it.
+type jsonObject struct {
+	b     *bytes.Buffer
+	enc   *json.Encoder
+	path  string                 // the cluster's, for errors
+	after map[string][]JSONField // by the field they follow; most nodes have no facet: no map
+	first bool
+}
+
+// place adds fields to those placed after another.
+func (o *jsonObject) place(fields []JSONField) {
+	for _, f := range fields {
+		if o.after == nil {
+			o.after = map[string][]JSONField{}
+		}
+		o.after[f.After] = append(o.after[f.After], f)
+	}
+}
+
+// open orders the fields placed after each field by rank, and begins the
+// object.
+func (o *jsonObject) open() {
+	for _, fields := range o.after {
+		slices.SortStableFunc(fields, func(a, b JSONField) int { return cmp.Compare(a.Rank, b.Rank) })
+	}
+	o.b.WriteByte('{')
+	o.first = true
+}
+
+// key writes a field's key, after a comma but for the first.
+func (o *jsonObject) key(k string) {
+	if !o.first {
+		o.b.WriteByte(',')
+	}
+	o.first = false
+	o.b.WriteByte('"')
+	o.b.WriteString(k) // keys are the model's own: no escaping needed
+	o.b.WriteString(`":`)
+}
+
+// field writes a field.
+func (o *jsonObject) field(k string, value any) error {
+	o.key(k)
+	if err := o.enc.Encode(value); err != nil {
+		return fmt.Errorf("failed to encode field %s of cluster %q: %w", k, o.path, err)
+	}
+	o.b.Truncate(o.b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// followers writes the fields placed after the field key, each followed
+// by its own.
+func (o *jsonObject) followers(key string) error {
+	fields := o.after[key]
+	delete(o.after, key)
+	for _, f := range fields {
+		// An omitted field still places the fields that follow it.
+		if !f.OmitEmpty || !isEmpty(reflect.ValueOf(f.Value)) {
+			if err := o.field(f.Key, f.Value); err != nil {
+				return err
+			}
+		}
+		if err := o.followers(f.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close ends the object: an error if a field placed followed none.
+func (o *jsonObject) close() error {
+	if len(o.after) > 0 {
+		return fmt.Errorf("cluster %q: a facet's fields follow no field of the node: %v", o.path, slices.Sorted(maps.Keys(o.after)))
+	}
+	o.b.WriteByte('}')
 	return nil
 }
 

@@ -147,3 +147,81 @@ func TestEverywhereFillsInTheFacet(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// rowFacet shows row fields of its own beside its node's JSON fields.
+type rowFacet struct {
+	testFacet
+	row []fleet.JSONField
+}
+
+func (f rowFacet) RowFields() []fleet.JSONField { return f.row }
+
+// A node's row fields are those of its RowFacets, in the order of their
+// names; a facet that is no RowFacet has none, whatever its JSON fields.
+func TestRowFieldsAreTheRowFacets(t *testing.T) {
+	n := &fleet.Node{Name: "x"}
+	n.SetFacet("b", rowFacet{row: []fleet.JSONField{{Key: "b1"}, {Key: "b2"}}})
+	n.SetFacet("a", rowFacet{testFacet: testFacet{{Key: "json", After: "path"}}, row: []fleet.JSONField{{Key: "a1"}}})
+	n.SetFacet("c", testFacet{{Key: "json only", After: "path"}})
+	var keys []string
+	for _, f := range n.RowFields() {
+		keys = append(keys, f.Key)
+	}
+	if diff := cmp.Diff([]string{"a1", "b1", "b2"}, keys); diff != "" {
+		t.Errorf("row fields (-want +got):\n%s", diff)
+	}
+}
+
+// MarshalFields places fields among the caller's own as a node's JSON
+// places its facets' among its fields: after the field named, by rank
+// then in order, behind an omitted field too; the own fields' omitempty
+// holds; a field that follows none is an error.
+func TestMarshalFieldsPlacesAsTheNodesJSON(t *testing.T) {
+	own := []fleet.JSONField{{Key: "path", Value: "x"}, {Key: "namespace", Value: "", OmitEmpty: true}, {Key: "labels", Value: map[string]string{"a": "<b>"}, OmitEmpty: true}, {Key: "error", Value: "", OmitEmpty: true}}
+	placed := []fleet.JSONField{
+		{Key: "late", After: "labels", Value: 3, Rank: 1},
+		{Key: "provider", After: "namespace", Value: "aws"},
+		{Key: "early", After: "labels", Value: 1},
+		{Key: "next", After: "early", Value: 2},
+		{Key: "gone", After: "labels", Value: "", OmitEmpty: true},
+		{Key: "behind", After: "gone", Value: true},
+	}
+	got, err := fleet.MarshalFields("x", own, placed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"path":"x","provider":"aws","labels":{"a":"\u003cb\u003e"},"early":1,"next":2,"behind":true,"late":3}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	_, err = fleet.MarshalFields("x", own, []fleet.JSONField{{Key: "lost", After: "nowhere"}})
+	if err == nil || !strings.Contains(err.Error(), "follow no field of the node: [nowhere]") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// objectFacet holds objects, and shows its fields where its test says.
+type objectFacet struct {
+	testFacet
+	objects []fleet.HeldObject
+}
+
+func (f objectFacet) HeldObjects() []fleet.HeldObject { return f.objects }
+
+// A node's held objects are its ObjectFacets', the facets in the order of
+// their fields in the node's JSON, not of their names; a facet that shows
+// no field comes after, by name.
+func TestHeldObjectsInTheOrderOfTheNodesJSON(t *testing.T) {
+	n := &fleet.Node{Name: "x"}
+	n.SetFacet("a-second", objectFacet{testFacet: testFacet{{Key: "second", After: "first"}}, objects: []fleet.HeldObject{{Name: "2"}}})
+	n.SetFacet("b-first", objectFacet{testFacet: testFacet{{Key: "first", After: "labels"}}, objects: []fleet.HeldObject{{Name: "1a"}, {Name: "1b"}}})
+	n.SetFacet("c-none", objectFacet{objects: []fleet.HeldObject{{Name: "3"}}})
+	n.SetFacet("d-plain", testFacet{{Key: "plain", After: "path"}})
+	var names []string
+	for _, o := range n.HeldObjects() {
+		names = append(names, o.Name)
+	}
+	if diff := cmp.Diff([]string{"1a", "1b", "2", "3"}, names); diff != "" {
+		t.Errorf("held objects (-want +got):\n%s", diff)
+	}
+}

@@ -3,11 +3,8 @@ package watch
 import (
 	"reflect"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // rowOf is n's row in the stream.
@@ -15,16 +12,10 @@ func rowOf(n *fleet.Node) *Row {
 	if n == nil {
 		return nil
 	}
-	st := capi.Of(n)
-	r := &Row{
-		Path: n.Path, Name: n.Name, Namespace: n.Namespace, Provider: st.Provider, Version: n.Version,
-		LiveVersion: n.LiveVersion, Phase: st.Phase, Available: st.Available, Labels: n.Labels,
-		ControlPlane: st.ControlPlane, Workers: st.Workers, Error: n.Error,
+	return &Row{
+		Path: n.Path, Name: n.Name, Namespace: n.Namespace, Version: n.Version, LiveVersion: n.LiveVersion,
+		Labels: n.Labels, Error: n.Error, Fields: n.RowFields(),
 	}
-	if f := flux.Of(n); f != nil {
-		r.Flux = &FluxSummary{Installed: f.Installed, Kustomizations: f.Kustomizations, HelmReleases: f.HelmReleases, Suspended: f.Suspended, Revision: f.Revision}
-	}
-	return r
 }
 
 // diff emits the events that turn old into next: the cluster's row, its
@@ -80,13 +71,6 @@ func (w *Watcher[C]) diffChildren(old, next *fleet.Node) {
 	}
 }
 
-// item is one object of a cluster in the stream: its event's kind,
-// namespace, name and row.
-type item struct {
-	kind, namespace, name string
-	row                   any
-}
-
 // diffContent emits the events of the objects of a cluster: those of old
 // and next, matched by kind, namespace and name, but of the kinds shown.
 func (w *Watcher[C]) diffContent(old, next *fleet.Node, shown func(kind string) bool) {
@@ -98,49 +82,41 @@ func (w *Watcher[C]) diffContent(old, next *fleet.Node, shown func(kind string) 
 		path = next.Path
 	}
 	before, after := itemsOf(old, shown), itemsOf(next, shown)
-	index := map[[3]string]item{}
+	index := map[[3]string]fleet.HeldObject{}
 	for _, it := range before {
-		index[[3]string{it.kind, it.namespace, it.name}] = it
+		index[[3]string{it.Kind, it.Namespace, it.Name}] = it
 	}
 	for _, it := range after {
-		key := [3]string{it.kind, it.namespace, it.name}
+		key := [3]string{it.Kind, it.Namespace, it.Name}
 		prev, ok := index[key]
 		delete(index, key)
 		switch {
 		case !ok:
-			w.emit(Event{Path: path, Kind: it.kind, Namespace: it.namespace, Name: it.name, Change: Added, After: it.row})
-		case it.kind != KindFinding && !reflect.DeepEqual(prev.row, it.row):
+			w.emit(Event{Path: path, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name, Change: Added, After: it.Row})
+		case it.Kind != KindFinding && !reflect.DeepEqual(prev.Row, it.Row):
 			// A finding appears or clears; what it says of the time
 			// since changes with the clock.
-			w.emit(Event{Path: path, Kind: it.kind, Namespace: it.namespace, Name: it.name, Change: Modified, Before: prev.row, After: it.row})
+			w.emit(Event{Path: path, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name, Change: Modified, Before: prev.Row, After: it.Row})
 		}
 	}
 	for _, it := range before {
-		if _, gone := index[[3]string{it.kind, it.namespace, it.name}]; gone {
-			w.emit(Event{Path: path, Kind: it.kind, Namespace: it.namespace, Name: it.name, Change: Deleted, Before: it.row})
+		if _, gone := index[[3]string{it.Kind, it.Namespace, it.Name}]; gone {
+			w.emit(Event{Path: path, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name, Change: Deleted, Before: it.Row})
 		}
 	}
 }
 
 // itemsOf are the objects of n's cluster that the stream reports, but
-// those of the kinds shown.
-func itemsOf(n *fleet.Node, shown func(kind string) bool) []item {
+// those of the kinds shown: its facets' (fleet.ObjectFacet: Flux's objects,
+// Argo CD's Applications), then its drift findings.
+func itemsOf(n *fleet.Node, shown func(kind string) bool) []fleet.HeldObject {
 	if n == nil {
 		return nil
 	}
-	if shown == nil {
-		shown = func(string) bool { return false }
-	}
-	var out []item
-	for _, o := range objectsOf(flux.Of(n)) {
-		if !shown(o.Kind) {
-			out = append(out, item{kind: o.Kind, namespace: o.Namespace, name: o.Name, row: o})
-		}
-	}
-	if st := argocd.StateOf(n); st != nil && !shown("Application") {
-		for _, a := range st.Applications {
-			a.Holder, a.Target, a.TargetUnknown = "", nil, false // linked after: not a change of the Application
-			out = append(out, item{kind: "Application", namespace: a.Namespace, name: a.Name, row: a})
+	var out []fleet.HeldObject
+	for _, it := range n.HeldObjects() {
+		if shown == nil || !shown(it.Kind) {
+			out = append(out, it)
 		}
 	}
 	for _, f := range drift.Findings(n) {
@@ -148,14 +124,7 @@ func itemsOf(n *fleet.Node, shown func(kind string) bool) []item {
 		if f.Object != nil {
 			name, namespace = f.Object.Kind+"/"+f.Object.Name, f.Object.Namespace
 		}
-		out = append(out, item{kind: KindFinding, namespace: namespace, name: string(f.Kind) + ":" + name, row: f})
+		out = append(out, fleet.HeldObject{Kind: KindFinding, Namespace: namespace, Name: string(f.Kind) + ":" + name, Row: f})
 	}
 	return out
-}
-
-func objectsOf(f *flux.Status) []flux.Object {
-	if f == nil {
-		return nil
-	}
-	return f.Objects
 }

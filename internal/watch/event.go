@@ -3,7 +3,6 @@ package watch
 import (
 	"time"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -53,32 +52,38 @@ type Event struct {
 
 // Row is a cluster as a stream's event shows it: the cluster without
 // what is below it (its children come as events of their own) and
-// without its Flux objects' details (each is an event).
+// without its objects' details (each is an event): its own fields and
+// what each provider's facet shows of it (fleet.RowFacet), so that a
+// change of any provider's status is a change of the row.
 type Row struct {
-	Path         string            `json:"path"`
-	Name         string            `json:"name"`
-	Namespace    string            `json:"namespace,omitempty"`
-	Provider     string            `json:"provider,omitempty"`
-	Version      string            `json:"version,omitempty"`
-	LiveVersion  string            `json:"liveVersion,omitempty"`
-	Phase        string            `json:"phase,omitempty"`
-	Available    string            `json:"available,omitempty"`
-	Labels       map[string]string `json:"labels,omitempty"`
-	ControlPlane *capi.Replicas    `json:"controlPlane,omitempty"`
-	Workers      *capi.Replicas    `json:"workers,omitempty"`
-	// Flux sums up the cluster's Flux objects: ready and total
-	// Kustomizations and HelmReleases, suspended objects, the revision.
-	Flux  *FluxSummary `json:"flux,omitempty"`
-	Error string       `json:"error,omitempty" escape:"oneline"`
+	Path        string
+	Name        string
+	Namespace   string
+	Version     string
+	LiveVersion string
+	Labels      map[string]string
+	Error       string `escape:"oneline"`
+	// Fields are the facets' fields (Node.RowFields), placed among the
+	// row's own in its JSON. Exported, so that escape.Copy escapes them.
+	Fields []fleet.JSONField
 }
 
-// FluxSummary is the Flux column of a cluster's row.
-type FluxSummary struct {
-	Installed      bool        `json:"installed"`
-	Kustomizations fleet.Count `json:"kustomizations"`
-	HelmReleases   fleet.Count `json:"helmReleases"`
-	Suspended      int         `json:"suspended"`
-	Revision       string      `json:"revision,omitempty"`
+// MarshalJSON writes the row's fields, "path", "name", "namespace",
+// "version", "liveVersion", "labels", "error" (all but the first two
+// left out when empty), and each facet's field after the one it names:
+// CAPI's "provider" after "namespace", "phase" and "available" after
+// "liveVersion", "controlPlane", "workers" and Flux's "flux" after
+// "labels", then the other providers'.
+func (r *Row) MarshalJSON() ([]byte, error) {
+	return fleet.MarshalFields(r.Path, []fleet.JSONField{
+		{Key: "path", Value: r.Path},
+		{Key: "name", Value: r.Name},
+		{Key: "namespace", Value: r.Namespace, OmitEmpty: true},
+		{Key: "version", Value: r.Version, OmitEmpty: true},
+		{Key: "liveVersion", Value: r.LiveVersion, OmitEmpty: true},
+		{Key: "labels", Value: r.Labels, OmitEmpty: true},
+		{Key: "error", Value: r.Error, OmitEmpty: true},
+	}, r.Fields)
 }
 
 // Stats are what a live screen's status line says of the watch.

@@ -1,0 +1,4 @@
+package watch
+
+// RowOf is rowOf, for the external tests.
+var RowOf = rowOf
