@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -17,6 +18,8 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -25,9 +28,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 )
 
 // populate creates, on every apiserver at once, the spec's Flux objects,
@@ -367,12 +367,28 @@ func condition(typ string, ok bool, reason, message string, generation int64) me
 	}
 }
 
+// crdKind is a CustomResourceDefinition's kind.
+var crdKind = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// addFluxToScheme adds the Flux kinds the sandbox writes, with the types of
+// Flux's own API modules.
+func addFluxToScheme(s *runtime.Scheme) error {
+	return errors.Join(kustomizev1.AddToScheme(s), helmv2.AddToScheme(s), sourcev1.AddToScheme(s))
+}
+
+// fluxLists are the Flux kinds kubectl fleet lists on a cluster: the
+// appliers, the sources, and drift's HelmCharts.
+func fluxLists() []client.ObjectList {
+	return []client.ObjectList{&kustomizev1.KustomizationList{}, &helmv2.HelmReleaseList{}, &sourcev1.GitRepositoryList{},
+		&sourcev1.OCIRepositoryList{}, &sourcev1.HelmRepositoryList{}, &sourcev1.HelmChartList{}}
+}
+
 // labelContract labels the KubeadmControlPlane CRD with the CAPI contract
 // it implements, as its release manifests do: CAPI (and clusterctl
 // describe) find the control plane's apiVersion by that label.
 func labelContract(ctx context.Context, c client.Client) error {
 	crd := &unstructured.Unstructured{}
-	crd.SetGroupVersionKind(kube.CRDKind())
+	crd.SetGroupVersionKind(crdKind)
 	crd.SetName("kubeadmcontrolplanes.controlplane.cluster.x-k8s.io")
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"v1beta2"}}}`, clusterv1.GroupVersion.String())
 	if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
@@ -386,7 +402,7 @@ func labelContract(ctx context.Context, c client.Client) error {
 func labelFluxCRDs(ctx context.Context, c client.Client, version string) error {
 	for _, name := range []string{"kustomizations.kustomize.toolkit.fluxcd.io", "gitrepositories.source.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"} {
 		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(kube.CRDKind())
+		crd.SetGroupVersionKind(crdKind)
 		crd.SetName(name)
 		patch := fmt.Sprintf(`{"metadata":{"labels":{"app.kubernetes.io/part-of":"flux","app.kubernetes.io/version":%q}}}`, version)
 		if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
@@ -396,18 +412,26 @@ func labelFluxCRDs(ctx context.Context, c client.Client, version string) error {
 	return nil
 }
 
+// kubectl fleet's own suspend annotations, which no upstream project
+// writes: their contract is docs/suspend.md, spelt here as it says.
+const (
+	suspendedByAnnotation   = "kubectl-fleet/suspended-by"
+	suspendReasonAnnotation = "kubectl-fleet/suspend-reason"
+	suspendedAtAnnotation   = "kubectl-fleet/suspended-at"
+)
+
 // suspendAnnotations are the spec's suspend annotations.
 func suspendAnnotations(s *FluxSpec) map[string]string {
 	out := map[string]string{}
 	if s.SuspendedBy != "" {
-		out[flux.SuspendedByAnnotation] = s.SuspendedBy
+		out[suspendedByAnnotation] = s.SuspendedBy
 	}
 	if s.SuspendReason != "" {
-		out[flux.SuspendReasonAnnotation] = s.SuspendReason
+		out[suspendReasonAnnotation] = s.SuspendReason
 	}
 	if s.SuspendedAt != "" {
 		t, _ := suspendedAt(s.SuspendedAt, time.Now())
-		out[flux.SuspendedAtAnnotation] = t.UTC().Format(time.RFC3339)
+		out[suspendedAtAnnotation] = t.UTC().Format(time.RFC3339)
 	}
 	if len(out) == 0 {
 		return nil
@@ -431,16 +455,38 @@ func stallAfter(ctx context.Context, c client.Client, s *FluxSpec, obj client.Ob
 }
 
 // ownerLabels are Flux's ownership labels of the object declaredBy names,
-// KIND/NAMESPACE/NAME; none when it is empty.
+// KIND/NAMESPACE/NAME; none when it is empty, or when it names a kind that
+// applies nothing. Each applier labels what it applies GROUP/name and
+// GROUP/namespace, GROUP its own API group: kustomize-controller through
+// github.com/fluxcd/pkg/ssa manager.go (SetOwnerLabels, owner.Group +
+// "/name"), helm-controller in internal/postrender/common_renderer.go
+// (originLabels).
 func ownerLabels(declaredBy string) (map[string]string, error) {
 	if declaredBy == "" {
 		return nil, nil
 	}
-	owner, err := flux.ParseDeclaredBy(declaredBy)
+	kind, namespace, name, err := parseDeclaredBy(declaredBy)
 	if err != nil {
 		return nil, err
 	}
-	return flux.OwnerLabels(owner), nil
+	group, ok := map[string]string{
+		"Kustomization": "kustomize.toolkit.fluxcd.io",
+		"HelmRelease":   "helm.toolkit.fluxcd.io",
+	}[kind]
+	if !ok {
+		return nil, nil
+	}
+	return map[string]string{group + "/name": name, group + "/namespace": namespace}, nil
+}
+
+// parseDeclaredBy splits a declaredBy, KIND/NAMESPACE/NAME (the namespace
+// may be empty, the kind and name may not).
+func parseDeclaredBy(s string) (kind, namespace, name string, err error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[2] == "" {
+		return "", "", "", fmt.Errorf("%q is not KIND/NAMESPACE/NAME", s)
+	}
+	return parts[0], parts[1], parts[2], nil
 }
 
 func readyCondition(s *FluxSpec, generation int64) metav1.Condition {

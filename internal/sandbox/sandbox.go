@@ -27,9 +27,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // Files the sandbox writes into its directory.
@@ -284,7 +281,7 @@ func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) 
 // newScheme is the scheme of every kind the sandbox writes typed.
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(s), clusterv1.AddToScheme(s), kcpv1.AddToScheme(s), flux.AddToScheme(s), addOCMToScheme(s)); err != nil {
+	if err := errors.Join(clientgoscheme.AddToScheme(s), clusterv1.AddToScheme(s), kcpv1.AddToScheme(s), addFluxToScheme(s), addOCMToScheme(s)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
 	}
 	return s, nil
@@ -370,9 +367,9 @@ func (f *Fleet) addMembers(path string, c *ClusterSpec, parentKey string) {
 		}
 		m.server = s
 	}
-	segs := fleet.Segments(childKeys(c))
+	segs := childSegments(c)
 	for i := range c.Clusters {
-		f.addMembers(fleet.JoinPath(path, segs[i]), &c.Clusters[i], key)
+		f.addMembers(joinPath(path, segs[i]), &c.Clusters[i], key)
 	}
 }
 
@@ -391,27 +388,55 @@ func (f *Fleet) childServer(s *server, child *ClusterSpec) *server {
 	return f.servers[serverKey(s.key, child)]
 }
 
-func childKeys(c *ClusterSpec) []fleet.Child {
-	keys := make([]fleet.Child, len(c.Clusters))
+// childSegments names each child of c as a path names it (docs/paths.md):
+// by its name alone, or as NAMESPACE:NAME where a sibling in another
+// namespace shares the name.
+func childSegments(c *ClusterSpec) []string {
+	namespaces := childNamespaces(c)
+	count := map[string]int{}
+	for _, ch := range c.Clusters {
+		count[ch.Name]++
+	}
+	segs := make([]string, len(c.Clusters))
 	for i, ch := range c.Clusters {
-		keys[i] = fleet.Child{Name: ch.Name, Namespace: ch.Namespace}
+		segs[i] = ch.Name
+		if count[ch.Name] > 1 {
+			segs[i] = namespaces[i] + ":" + ch.Name
+		}
+	}
+	return segs
+}
+
+// joinPath is the path of a child of the cluster at parent.
+func joinPath(parent, segment string) string {
+	if parent == "" {
+		return segment
+	}
+	return parent + "/" + segment
+}
+
+// childNamespaces are the namespaces c's children are seen in.
+func childNamespaces(c *ClusterSpec) []string {
+	namespaces := make([]string, len(c.Clusters))
+	for i, ch := range c.Clusters {
+		namespaces[i] = ch.Namespace
 		// Seen in the namespace of the object of its first edge, in the
 		// order kubectl fleet asks its sources.
 		switch {
 		case ch.hasEdge(EdgeCAPI):
 		case ch.hasEdge(EdgeArgoCD): // its Argo CD cluster Secret
-			keys[i].Namespace = ArgoCDNamespace
+			namespaces[i] = ArgoCDNamespace
 		case ch.hasEdge(EdgeOCM): // its ManagedCluster, whose namespace on the hub bears its name
-			keys[i].Namespace = ch.Name
+			namespaces[i] = ch.Name
 		case ch.hasEdge(EdgeClusterProfile):
-			keys[i].Namespace = ch.ClusterProfile.Namespace
+			namespaces[i] = ch.ClusterProfile.Namespace
 		case ch.hasEdge(EdgeSveltos):
-			keys[i].Namespace = ch.Sveltos.Namespace
+			namespaces[i] = ch.Sveltos.Namespace
 		case ch.hasEdge(EdgeHyperShift):
-			keys[i].Namespace = ch.HyperShift.Namespace
+			namespaces[i] = ch.HyperShift.Namespace
 		}
 	}
-	return keys
+	return namespaces
 }
 
 // Servers counts the fleet's apiservers: one per cluster, but one for all
@@ -420,7 +445,7 @@ func (f *Fleet) Servers() int { return len(f.servers) }
 
 // ChildPath is the path of the i-th child of the member at path.
 func (f *Fleet) ChildPath(path string, i int) string {
-	return fleet.JoinPath(path, fleet.Segments(childKeys(f.Members[path].Spec))[i])
+	return joinPath(path, childSegments(f.Members[path].Spec)[i])
 }
 
 func (f *Fleet) startAPIServers(opts Options) error {
@@ -811,11 +836,7 @@ func (f *Fleet) warmCaches(ctx context.Context) error {
 	lists := func(s *server) []client.ObjectList {
 		out := []client.ObjectList{&corev1.SecretList{}, &clusterv1.ClusterList{}}
 		// Every kind a command lists: the walk's, and drift's HelmCharts.
-		for _, k := range flux.Kinds() {
-			if l := k.NewList(); l != nil {
-				out = append(out, l)
-			}
-		}
+		out = append(out, fluxLists()...)
 		if s.spec.OCMHub {
 			out = append(out, ocmLists()...)
 		}
