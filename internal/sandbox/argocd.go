@@ -35,7 +35,7 @@ const (
 const ArgoCDNamespace = "argocd"
 
 // An Argo CD cluster Secret, as Argo CD v3.2.6 writes it, in its own words
-// (github.com/argoproj/argo-cd/v3, read in the module cache):
+// (github.com/argoproj/argo-cd/v3, read in the module cache).
 const (
 	// argoCDSecretTypeLabel marks a Secret of Argo CD's, argoCDSecretTypeCluster
 	// a cluster's: common/common.go, LabelKeySecretType and
