@@ -29,7 +29,12 @@ import (
 const EdgeClusterProfile = "clusterprofile"
 
 // The Cluster Inventory API (sigs.k8s.io/cluster-inventory-api v0.1.2), as
-// the sandbox writes it: the project does not depend on the module's types.
+// the sandbox writes it, unstructured and in the API's own words: the
+// group, version, labels and the ControlPlaneHealthy condition from
+// apis/v1alpha1/clusterprofile_types.go (LabelClusterManagerKey,
+// LabelClusterSetKey, ClusterConditionControlPlaneHealthy), the exec
+// extensions from pkg/access/config.go (clusterExecExtensionKey,
+// additionalCLIArgsExtensionKey).
 const (
 	ClusterProfileGroup   = "multicluster.x-k8s.io"
 	ClusterProfileVersion = "v1alpha1"

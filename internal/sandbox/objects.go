@@ -711,6 +711,12 @@ func createCluster(ctx context.Context, c client.Client, s *ClusterSpec) (*clust
 	return obj, err
 }
 
+// createSecret creates the CAPI Secret name of the Cluster s, labelled for
+// clusterLabel, its key value holding value, owned by owner when not nil.
+// The Secret is CAPI's, in CAPI's own words: its type and label are those
+// of CAPI's API module (sigs.k8s.io/cluster-api/api core/v1beta2
+// common_types.go, ClusterSecretType and ClusterNameLabel), its key
+// sigs.k8s.io/cluster-api util/secret/consts.go's KubeconfigDataName.
 func createSecret(ctx context.Context, c client.Client, s *ClusterSpec, name, clusterLabel string, value []byte, owner *metav1.OwnerReference) error {
 	obj := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
