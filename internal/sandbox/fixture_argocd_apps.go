@@ -107,7 +107,7 @@ type AppSpec struct {
 	Count int `json:"count,omitempty"`
 	// Resources gives the Application the status Argo CD writes of that
 	// many managed resources: status.resources, the last sync's result of
-	// each, status.summary.images (realsize.go).
+	// each, status.summary.images (fixture_realsize.go).
 	Resources int `json:"resources,omitempty"`
 	// History is how many entries status.history has.
 	History int `json:"history,omitempty"`

@@ -241,7 +241,7 @@ type ClusterSpec struct {
 	// RealSize makes the cluster's Cluster object on its parent as CAPI's
 	// controllers leave it (a full v1beta2 status, managedFields of several
 	// field managers), and adds the Secrets CAPI writes beside the
-	// kubeconfig: <name>-ca, -etcd, -sa and -proxy (realsize.go).
+	// kubeconfig: <name>-ca, -etcd, -sa and -proxy (fixture_realsize.go).
 	RealSize bool `json:"realSize,omitempty"`
 	// HelmRelease makes the parent hold a HelmRelease flux-system/<name>
 	// that declares the cluster, as seed 002's master does, with the
