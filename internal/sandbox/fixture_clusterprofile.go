@@ -44,7 +44,10 @@ const (
 	ClusterManagerLabel = "x-k8s.io/cluster-manager"
 	ClusterSetLabel     = "multicluster.x-k8s.io/clusterset"
 	// ConditionControlPlaneHealthy is the API's condition; Joined is OCM's,
-	// which its cluster-profile controller copies from ManagedClusterJoined.
+	// which its cluster-profile controller copies from ManagedClusterJoined
+	// (open-cluster-management-io/ocm
+	// pkg/registration/hub/clusterprofile/status_controller.go,
+	// syncStatusFromCluster).
 	ConditionControlPlaneHealthy = "ControlPlaneHealthy"
 	ConditionJoined              = "Joined"
 	// ExecExtension names, in an access provider's cluster, what client-go
@@ -62,7 +65,10 @@ const (
 	// not give one.
 	DefaultClusterManager = "sandbox"
 	// OCMClusterManager is Open Cluster Management's: the profiles it
-	// writes copy their status from the cluster's ManagedCluster.
+	// writes copy their status from the cluster's ManagedCluster
+	// (open-cluster-management-io/ocm
+	// pkg/registration/hub/clusterprofile/controller.go,
+	// ClusterProfileManagerName).
 	OCMClusterManager = "open-cluster-management"
 	// DefaultClusterProfileNamespace holds the profiles of clusters the spec
 	// gives no namespace.
