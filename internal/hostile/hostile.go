@@ -11,7 +11,9 @@
 // Clusters, their kubeconfig Secrets and Kustomizations; and, when given
 // Objects, the Argo CD cluster Secrets and Applications and the OCM
 // ManagedClusters, ManagedServiceAccounts and token Secrets of a hub
-// (objects.go).
+// (objects.go). Like the sandbox, it spells every string an integration
+// reads as upstream writes it, and imports no package of the product
+// (internal/sandbox's TestOraclesImportNoIntegration).
 package hostile
 
 import (

@@ -36,7 +36,12 @@ func Kinds() []Kind {
 }
 
 // Labels, keys and names Argo CD and OCM's managed-serviceaccount addon
-// write, as the objects below carry them.
+// write, as the objects below carry them, spelt as upstream does:
+// ArgoCDSecretTypeLabel is github.com/argoproj/argo-cd/v3
+// common/common.go's LabelKeySecretType (its cluster Secret's keys name,
+// server and config, util/db/cluster.go's clusterToSecret);
+// ManagedServiceAccountLabel is open-cluster-management-io/managed-serviceaccount
+// pkg/common/constants.go's LabelKeyIsManagedServiceAccount.
 const (
 	ArgoCDNamespace            = "argocd"
 	ArgoCDSecretTypeLabel      = "argocd.argoproj.io/secret-type"

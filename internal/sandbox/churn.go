@@ -36,8 +36,8 @@ const maxChurnRate = 1000
 // cap the rate near 50 a second.
 const churnInFlight = 8
 
-// The kinds churn updates, as upstream names them (see realsize.go and
-// apps.go for where).
+// The kinds churn updates, as upstream names them (see fixture_realsize.go and
+// fixture_argocd_apps.go for where).
 func churnKinds() []string {
 	return []string{applicationKind, kustomizationKind, helmReleaseKind, capiClusterKind}
 }

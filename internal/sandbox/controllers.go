@@ -106,65 +106,6 @@ func (s *server) startController(name, dir, bin string, args, env []string, onEx
 	return c, nil
 }
 
-// startControllers runs source-controller and kustomize-controller for s,
-// and helm-controller where the spec says,
-// with an admin kubeconfig of its own (straight to the apiserver, never
-// through the latency proxy), everything on loopback ports.
-func (f *Fleet) startControllers(s *server, a Assets) error {
-	if a.SourceController == "" || a.KustomizeController == "" {
-		return fmt.Errorf("%w: cluster %q runs Flux controllers and bin/source-controller or bin/kustomize-controller is missing: run `make flux-bins`", ErrAssetsMissing, s.spec.Name)
-	}
-	dir := filepath.Join(f.Dir, "flux", slug(s.key))
-	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o700); err != nil {
-		return err
-	}
-	kubeconfig, err := s.controllerKubeconfig("flux-controllers", dir)
-	if err != nil {
-		return err
-	}
-	ports, err := freePorts(7)
-	if err != nil {
-		return err
-	}
-	storage := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	specs := []process{
-		{"source-controller", a.SourceController, []string{
-			"--storage-path=" + filepath.Join(dir, "storage"), "--storage-addr=" + storage, "--storage-adv-addr=" + storage,
-			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[1]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[2]),
-		}, ports[2]},
-		{"kustomize-controller", a.KustomizeController, []string{
-			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[3]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[4]),
-		}, ports[4]},
-	}
-	if s.spec.HelmController {
-		if a.HelmController == "" {
-			return fmt.Errorf("%w: cluster %q runs helm-controller and bin/helm-controller is missing: run `make flux-bins`", ErrAssetsMissing, s.spec.Name)
-		}
-		specs = append(specs, process{"helm-controller", a.HelmController, []string{
-			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[5]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[6]),
-		}, ports[6]})
-	}
-	started := make([]*controller, 0, len(specs))
-	env := append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE=flux-system")
-	for _, sp := range specs {
-		c, err := s.startController(sp.name, dir, sp.bin, append(sp.args, "--enable-leader-election=false", "--log-encoding=console"), env, nil)
-		if err != nil {
-			return err
-		}
-		c.health = fmt.Sprintf("http://127.0.0.1:%d/readyz", sp.health)
-		started = append(started, c)
-	}
-	// Only these: the server's CAPI controllers are waited for where they
-	// start, and a second wait on an exited one would take its exit status
-	// from stop.
-	for _, c := range started {
-		if err := c.waitReady(); err != nil {
-			return fmt.Errorf("cluster %q: %w (log: %s)", s.spec.Name, err, c.log.Name())
-		}
-	}
-	return nil
-}
-
 // waitReady waits, as long as c runs, until its health endpoint answers
 // 200 or, without one, until something accepts connections at c.dial.
 func (c *controller) waitReady() error {
@@ -224,4 +165,41 @@ func (c *controller) stop() error {
 		return nil // a signal ends it; that is the point
 	}
 	return err
+}
+
+// startAllCAPIControllers starts CAPI's controllers on every server that
+// asks for them.
+func (f *Fleet) startAllCAPIControllers(a Assets) error {
+	return concurrently(f.serverList(), func(s *server) error {
+		if !s.spec.CAPIControllers {
+			return nil
+		}
+		return f.startCAPIControllers(s, a)
+	})
+}
+
+// startAllControllers starts the Flux controllers of every server that asks
+// for them, then waits until each of its Flux objects has been reconciled
+// once, and until CAPI has provisioned the clusters the spec gives it, so
+// that "ready" means settled.
+func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
+	return concurrently(f.serverList(), func(s *server) error {
+		if s.spec.FluxControllers {
+			if err := f.startControllers(s, a); err != nil {
+				return err
+			}
+			if err := waitFluxSettled(ctx, s); err != nil {
+				return err
+			}
+		}
+		if s.spec.ArgoCDControllers {
+			if err := f.startArgoCDControllers(ctx, s, a); err != nil {
+				return err
+			}
+		}
+		if s.spec.CAPIControllers {
+			return waitProvisioned(ctx, s)
+		}
+		return nil
+	})
 }

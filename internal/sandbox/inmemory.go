@@ -898,7 +898,7 @@ func readCRDs(dir, set string) ([]crdInfo, error) {
 // spec that names what it serves.
 func (c crdInfo) object() client.Object {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(kube.CRDKind())
+	u.SetGroupVersionKind(crdKind)
 	u.SetName(c.name)
 	u.SetLabels(c.labels)
 	scope := "Cluster"

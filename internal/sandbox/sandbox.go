@@ -1,35 +1,25 @@
 package sandbox
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	kcpv1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // Files the sandbox writes into its directory.
@@ -89,7 +79,7 @@ type Fleet struct {
 	// socks and connect are the proxies to private clusters; nil when the
 	// fleet has none.
 	socks, connect *tunnelProxy
-	// realSize is what the realSize key shares fleet-wide (realsize.go).
+	// realSize is what the realSize key shares fleet-wide (fixture_realsize.go).
 	realSize realSizeState
 	// churn runs the churn key's updates (churn.go).
 	churn churnState
@@ -217,74 +207,10 @@ func (m *Member) Addr() string {
 	return u.Host
 }
 
-// Start starts every apiserver of spec in parallel, fills them with the
-// spec's objects and returns the running fleet. On error nothing is left
-// running.
-func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) {
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 2 * time.Minute
-	}
-	if err := checkSecretReader(spec, opts.Assets.ClusterProfileSecretReader); err != nil {
-		return nil, err
-	}
-	f, err := newFleet(spec, opts.Dir)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Stop()
-		}
-	}()
-	f.addMembers("", &spec.ClusterSpec, "")
-	if err := f.startAPIServers(opts); err != nil {
-		return nil, err
-	}
-	if err := f.startTunnels(); err != nil {
-		return nil, err
-	}
-	if err := f.writeFaultFiles(); err != nil {
-		return nil, err
-	}
-	if repos := spec.Repos(); len(repos) > 0 {
-		if err := f.startGit(repos, opts.Assets.GitReposDir); err != nil {
-			return nil, err
-		}
-	}
-	// CAPI's controllers before the objects: their webhooks default what
-	// the sandbox creates for them to provision.
-	if err := f.startAllCAPIControllers(opts.Assets); err != nil {
-		return nil, err
-	}
-	if err := f.populate(ctx); err != nil {
-		return nil, err
-	}
-	if err := f.writePlugins(); err != nil {
-		return nil, err
-	}
-	if err := f.warmCaches(ctx); err != nil {
-		return nil, err
-	}
-	if err := f.startAllControllers(ctx, opts.Assets); err != nil {
-		return nil, err
-	}
-	if err := f.writeRootKubeconfig(); err != nil {
-		return nil, err
-	}
-	if err := f.writeClusterProfileProviders(opts.Assets.ClusterProfileSecretReader); err != nil {
-		return nil, err
-	}
-	// Churn last: the fleet is ready, as controllers' updates find it.
-	if err := f.startChurn(ctx); err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
 // newScheme is the scheme of every kind the sandbox writes typed.
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(s), clusterv1.AddToScheme(s), kcpv1.AddToScheme(s), flux.AddToScheme(s), addOCMToScheme(s)); err != nil {
+	if err := errors.Join(clientgoscheme.AddToScheme(s), clusterv1.AddToScheme(s), kcpv1.AddToScheme(s), addFluxToScheme(s), addOCMToScheme(s)); err != nil {
 		return nil, fmt.Errorf("failed to build the API scheme: %w", err)
 	}
 	return s, nil
@@ -314,21 +240,6 @@ func (f *Fleet) writeRootKubeconfig() error {
 	}
 	f.Kubeconfig = filepath.Join(f.Dir, KubeconfigFile)
 	return f.writeFile(KubeconfigFile, data, 0o600)
-}
-
-// StartFile starts the fleet of the spec file at specPath with the binaries
-// the Makefile built, keeping its files in dir, or in a new temporary
-// directory when dir is empty.
-func StartFile(ctx context.Context, specPath, dir string) (*Fleet, error) {
-	assets, err := FindAssets()
-	if err != nil {
-		return nil, err
-	}
-	spec, dir, err := loadSpecInto(specPath, dir, "fleet-sandbox-")
-	if err != nil {
-		return nil, err
-	}
-	return Start(ctx, spec, Options{Dir: dir, Assets: assets})
 }
 
 // loadSpecInto reads the spec file at specPath, and makes a new temporary
@@ -370,9 +281,9 @@ func (f *Fleet) addMembers(path string, c *ClusterSpec, parentKey string) {
 		}
 		m.server = s
 	}
-	segs := fleet.Segments(childKeys(c))
+	segs := childSegments(c)
 	for i := range c.Clusters {
-		f.addMembers(fleet.JoinPath(path, segs[i]), &c.Clusters[i], key)
+		f.addMembers(joinPath(path, segs[i]), &c.Clusters[i], key)
 	}
 }
 
@@ -391,27 +302,55 @@ func (f *Fleet) childServer(s *server, child *ClusterSpec) *server {
 	return f.servers[serverKey(s.key, child)]
 }
 
-func childKeys(c *ClusterSpec) []fleet.Child {
-	keys := make([]fleet.Child, len(c.Clusters))
+// childSegments names each child of c as a path names it (docs/paths.md):
+// by its name alone, or as NAMESPACE:NAME where a sibling in another
+// namespace shares the name.
+func childSegments(c *ClusterSpec) []string {
+	namespaces := childNamespaces(c)
+	count := map[string]int{}
+	for _, ch := range c.Clusters {
+		count[ch.Name]++
+	}
+	segs := make([]string, len(c.Clusters))
 	for i, ch := range c.Clusters {
-		keys[i] = fleet.Child{Name: ch.Name, Namespace: ch.Namespace}
+		segs[i] = ch.Name
+		if count[ch.Name] > 1 {
+			segs[i] = namespaces[i] + ":" + ch.Name
+		}
+	}
+	return segs
+}
+
+// joinPath is the path of a child of the cluster at parent.
+func joinPath(parent, segment string) string {
+	if parent == "" {
+		return segment
+	}
+	return parent + "/" + segment
+}
+
+// childNamespaces are the namespaces c's children are seen in.
+func childNamespaces(c *ClusterSpec) []string {
+	namespaces := make([]string, len(c.Clusters))
+	for i, ch := range c.Clusters {
+		namespaces[i] = ch.Namespace
 		// Seen in the namespace of the object of its first edge, in the
 		// order kubectl fleet asks its sources.
 		switch {
 		case ch.hasEdge(EdgeCAPI):
 		case ch.hasEdge(EdgeArgoCD): // its Argo CD cluster Secret
-			keys[i].Namespace = ArgoCDNamespace
+			namespaces[i] = ArgoCDNamespace
 		case ch.hasEdge(EdgeOCM): // its ManagedCluster, whose namespace on the hub bears its name
-			keys[i].Namespace = ch.Name
+			namespaces[i] = ch.Name
 		case ch.hasEdge(EdgeClusterProfile):
-			keys[i].Namespace = ch.ClusterProfile.Namespace
+			namespaces[i] = ch.ClusterProfile.Namespace
 		case ch.hasEdge(EdgeSveltos):
-			keys[i].Namespace = ch.Sveltos.Namespace
+			namespaces[i] = ch.Sveltos.Namespace
 		case ch.hasEdge(EdgeHyperShift):
-			keys[i].Namespace = ch.HyperShift.Namespace
+			namespaces[i] = ch.HyperShift.Namespace
 		}
 	}
-	return keys
+	return namespaces
 }
 
 // Servers counts the fleet's apiservers: one per cluster, but one for all
@@ -420,105 +359,7 @@ func (f *Fleet) Servers() int { return len(f.servers) }
 
 // ChildPath is the path of the i-th child of the member at path.
 func (f *Fleet) ChildPath(path string, i int) string {
-	return fleet.JoinPath(path, fleet.Segments(childKeys(f.Members[path].Spec))[i])
-}
-
-func (f *Fleet) startAPIServers(opts Options) error {
-	procs := max(opts.Procs, 1)
-	apiserver, err := f.launcher("kube-apiserver", opts.Assets.KubeAPIServer, procs)
-	if err != nil {
-		return err
-	}
-	etcd, err := f.launcher("etcd", opts.Assets.Etcd, procs)
-	if err != nil {
-		return err
-	}
-	for _, s := range f.servers {
-		s.procs = procs
-		s.env = &envtest.Environment{
-			CRDDirectoryPaths:        []string{opts.Assets.CRDDir},
-			ErrorIfCRDPathMissing:    true,
-			ControlPlaneStartTimeout: opts.StartTimeout,
-			ControlPlaneStopTimeout:  30 * time.Second,
-			// envtest waits 10 s for the CRDs to be served; with 20
-			// apiservers starting at once on two cores that was seen to
-			// run out, and a minute in make test's go test ./... (load
-			// 20 to 50). A bound, not a pace: the wait ends as soon as
-			// they are served.
-			CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 5 * time.Minute},
-		}
-		if s.spec.NoCRDs {
-			s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing = nil, false
-		}
-		if s.spec.OCMHub {
-			dir := ocmCRDDir(opts.Assets.CRDDir)
-			if !fileExists(dir) {
-				return fmt.Errorf("%w: cluster %q is an ocmHub, and the OCM CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
-			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
-		}
-		if s.spec.ArgoCD {
-			dir := argoCDCRDDir(opts.Assets.CRDDir)
-			if !fileExists(dir) {
-				return fmt.Errorf("%w: cluster %q has argocd, and the Argo CD CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
-			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
-		}
-		for _, set := range []struct {
-			on       bool
-			key, dir string
-		}{
-			{s.spec.ClusterInventory, "clusterInventory", clusterProfileCRDDir(opts.Assets.CRDDir)},
-			{s.spec.sveltosManagement(), "sveltos", sveltosCRDDir(opts.Assets.CRDDir)},
-			{s.spec.hypershiftManagement(), "hypershift", hyperShiftCRDDir(opts.Assets.CRDDir)},
-		} {
-			if !set.on {
-				continue
-			}
-			if !fileExists(set.dir) {
-				return fmt.Errorf("%w: cluster %q has %s, and its CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, set.key, set.dir)
-			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, set.dir)
-		}
-		if s.spec.CAPIControllers {
-			dir := capiCRDDir(opts.Assets.CRDDir)
-			if !fileExists(dir) {
-				return fmt.Errorf("%w: cluster %q has capiControllers, and the CAPI CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
-			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
-		}
-		if s.spec.Provision == ProvisionCAPI || s.spec.Private {
-			// A private cluster's serving certificate names its private
-			// host too.
-			var names []string
-			if s.spec.Private {
-				names = append(names, privateHost(s.spec.Name))
-			}
-			if s.ca, err = newClusterCA(s.spec.Name); err != nil {
-				return err
-			}
-			if err := s.ca.useFor(s.env.ControlPlane.GetAPIServer(), filepath.Join(f.Dir, "capi", "pki", slug(s.key)), names...); err != nil {
-				return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
-			}
-		}
-		s.env.ControlPlane.GetAPIServer().Path = apiserver
-		if s.spec.NoWatchCache {
-			s.env.ControlPlane.GetAPIServer().Configure().Set("watch-cache", "false")
-		}
-		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd}
-	}
-	err = concurrently(f.serverList(), func(s *server) error {
-		if err := s.start(f.scheme); err != nil {
-			return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
-		}
-		return nil
-	})
-	for _, m := range f.Members {
-		if s := m.server; s != nil {
-			m.Env, m.Config, m.Client = s.env, s.config, s.client
-		}
-	}
-	return err
+	return joinPath(path, childSegments(f.Members[path].Spec)[i])
 }
 
 // concurrently runs fn on every item at once and joins their errors.
@@ -549,51 +390,8 @@ func atMost[T any](workers int, items []T, fn func(T) error) error {
 	return errors.Join(errs...)
 }
 
-// launcher returns a launcher of bin, a script in the sandbox directory,
-// that runs it with GOMAXPROCS procs and that dies with the process that
-// starts it: envtest starts etcd and kube-apiserver in process groups of
-// their own and kills them on Stop only, so a test binary that panics or
-// is killed would leave them running. The script runs bin under setpriv
-// --pdeathsig KILL (util-linux): the kernel kills it when its parent goes.
-// Without setpriv, bin itself, which Stop still stops.
-func (f *Fleet) launcher(name, bin string, procs int) (string, error) {
-	run := bin
-	if setpriv, err := exec.LookPath("setpriv"); err == nil {
-		run = setpriv + " --pdeathsig KILL -- " + bin
-	}
-	script := fmt.Sprintf("#!/bin/sh\nGOMAXPROCS=%d exec %s \"$@\"\n", procs, run)
-	if err := f.writeFile(name+"-launcher", []byte(script), 0o700); err != nil {
-		return "", err
-	}
-	return filepath.Join(f.Dir, name+"-launcher"), nil
-}
-
 // serverList is the fleet's apiservers, in no particular order.
 func (f *Fleet) serverList() []*server { return slices.Collect(maps.Values(f.servers)) }
-
-func (s *server) start(scheme *runtime.Scheme) error {
-	cfg, err := s.env.Start()
-	if err != nil {
-		// A start that failed after etcd or the apiserver came up (the
-		// CRDs never served, say) leaves them running: Stop skips a server
-		// without a config.
-		return errors.Join(fmt.Errorf("failed to start kube-apiserver: %w", err), s.env.Stop())
-	}
-	s.config = cfg
-	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return fmt.Errorf("failed to build a client: %w", err)
-	}
-	if s.spec.Latency != nil && s.spec.Latency.Duration > 0 {
-		u, err := url.Parse(cfg.Host)
-		if err != nil {
-			return fmt.Errorf("failed to parse the apiserver URL: %w", err)
-		}
-		if s.proxy, err = startProxy(u.Host, s.spec.Latency.Duration); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // Stop stops every apiserver and etcd, which removes their data, and
 // removes the files the sandbox wrote.
@@ -664,123 +462,6 @@ func (f *Fleet) writeFile(name string, data []byte, mode os.FileMode) error {
 	return nil
 }
 
-func (f *Fleet) writeFaultFiles() error {
-	script, err := f.execPlugin()
-	if err != nil {
-		return err
-	}
-	return errors.Join(
-		f.writeFile(ExecPluginFile, script, 0o755),
-		f.writeFile(TokenFile, []byte("sandbox-token-that-must-never-be-read\n"), 0o600),
-	)
-}
-
-// execPlugin is the exec credential plugin of "exec" faults and of user
-// kubeconfigs. It leaves a marker when it runs, so tests can prove it never
-// did; and it answers with a real credential (an admin of the root cluster,
-// which "exec" faults point at), so that --allow-exec can be shown to work.
-func (f *Fleet) execPlugin() ([]byte, error) {
-	user, err := f.Members[""].server.addUser(envtest.User{Name: ExecUser, Groups: []string{"system:masters"}})
-	if err != nil {
-		return nil, err
-	}
-	cred, err := json.Marshal(map[string]any{
-		"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-		"status": execStatus(user),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return fmt.Appendf(nil, "#!/bin/sh\n# An exec credential plugin named by a kubeconfig in a Secret: kubectl fleet\n# must never run it unless --allow-exec lists it.\ntouch %q\ncat <<'JSON'\n%s\nJSON\n",
-		filepath.Join(f.Dir, ExecMarkerFile), cred), nil
-}
-
-// execStatus is the ExecCredential status that authenticates as cfg's
-// user: its client certificate, or the token of an in-memory cluster's.
-func execStatus(cfg *rest.Config) map[string]string {
-	if cfg.BearerToken != "" {
-		return map[string]string{"token": cfg.BearerToken}
-	}
-	return map[string]string{"clientCertificateData": string(cfg.CertData), "clientKeyData": string(cfg.KeyData)}
-}
-
-// ExecPluginPath is the exec credential plugin of "exec" faults and user kubeconfigs.
-func (f *Fleet) ExecPluginPath() string { return filepath.Join(f.Dir, ExecPluginFile) }
-
-// ExecMarker is the file an exec plugin of an "exec" fault creates if it runs.
-func (f *Fleet) ExecMarker() string { return filepath.Join(f.Dir, ExecMarkerFile) }
-
-// TokenFilePath is the file "tokenfile" faults name.
-func (f *Fleet) TokenFilePath() string { return filepath.Join(f.Dir, TokenFile) }
-
-// faultKubeconfig returns the Secret value for a child with a fault, or nil
-// when the fault is to have no Secret at all.
-func (f *Fleet) faultKubeconfig(parent *server, child *ClusterSpec) ([]byte, error) {
-	root := f.Members[""]
-	switch child.Kubeconfig {
-	case KubeconfigMissing:
-		return nil, nil
-	case KubeconfigGarbage:
-		return []byte("this: is [not a kubeconfig\n\x00\x01"), nil
-	case KubeconfigExec:
-		return kubeconfigFor(child.Name, root.Config, &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
-			APIVersion: "client.authentication.k8s.io/v1", Command: f.ExecPluginPath(), InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
-		}})
-	case KubeconfigTokenFile:
-		return kubeconfigFor(child.Name, parent.config, &clientcmdapi.AuthInfo{TokenFile: f.TokenFilePath()})
-	case KubeconfigUnreachable:
-		port, err := f.closedPort()
-		if err != nil {
-			return nil, err
-		}
-		cfg := rest.CopyConfig(parent.config)
-		cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
-		return kubeconfigFor(child.Name, cfg, nil)
-	case KubeconfigForbidden:
-		cfg, err := parent.addUser(envtest.User{Name: ForbiddenUser})
-		if err != nil {
-			return nil, err
-		}
-		return kubeconfigFor(child.Name, cfg, nil)
-	case KubeconfigCycle:
-		return kubeconfigFor(child.Name, root.Config, nil)
-	case KubeconfigInCluster:
-		cfg := rest.CopyConfig(root.Config)
-		cfg.Host = InClusterServer
-		return kubeconfigFor(child.Name, cfg, nil)
-	}
-	return nil, fmt.Errorf("unknown kubeconfig fault %q", child.Kubeconfig)
-}
-
-// closedPort returns a loopback port nothing listens on, and nothing will
-// while the fleet runs: a socket bound to it and not listening holds it
-// (a port merely bound and released was seen taken by another process of
-// a busy fleet later, a TLS answer where a refusal was expected), so a
-// connection to it is refused at once.
-func (f *Fleet) closedPort() (int, error) {
-	if f.mem != nil { // a port no in-memory cluster has is closed
-		return f.mem.port(), nil
-	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return 0, fmt.Errorf("failed to reserve a closed port: %w", err)
-	}
-	sa := &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
-	if err := syscall.Bind(fd, sa); err != nil {
-		_ = syscall.Close(fd)
-		return 0, fmt.Errorf("failed to reserve a closed port: %w", err)
-	}
-	bound, err := syscall.Getsockname(fd)
-	if err != nil {
-		_ = syscall.Close(fd)
-		return 0, fmt.Errorf("failed to reserve a closed port: %w", err)
-	}
-	f.reservedMu.Lock()
-	f.reserved = append(f.reserved, fd)
-	f.reservedMu.Unlock()
-	return bound.(*syscall.SockaddrInet4).Port, nil
-}
-
 // freePorts returns n distinct loopback ports that were free a moment ago.
 func freePorts(n int) ([]int, error) {
 	// Each listener is held until all n are picked, so the ports differ.
@@ -800,83 +481,4 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// warmCaches lists, on every apiserver, each kind kubectl fleet reads, from
-// the watch cache. An apiserver builds a CRD's watch cache on the first
-// request for it and answers reads from the cache with 429 until it is
-// ready; on a real cluster the controllers' watches have long built them.
-// client-go waits out the 429s here, so that no command pays for them.
-func (f *Fleet) warmCaches(ctx context.Context) error {
-	lists := func(s *server) []client.ObjectList {
-		out := []client.ObjectList{&corev1.SecretList{}, &clusterv1.ClusterList{}}
-		// Every kind a command lists: the walk's, and drift's HelmCharts.
-		for _, k := range flux.Kinds() {
-			if l := k.NewList(); l != nil {
-				out = append(out, l)
-			}
-		}
-		if s.spec.OCMHub {
-			out = append(out, ocmLists()...)
-		}
-		if s.spec.ArgoCD {
-			out = append(out, argoCDLists()...)
-		}
-		if s.spec.ClusterInventory {
-			out = append(out, clusterProfileList())
-		}
-		if s.spec.sveltosManagement() {
-			out = append(out, sveltosClusterList())
-		}
-		if s.spec.hypershiftManagement() {
-			out = append(out, hostedClusterList())
-		}
-		return out
-	}
-	return concurrently(f.serverList(), func(s *server) error {
-		return concurrently(lists(s), func(l client.ObjectList) error {
-			err := s.client.List(ctx, l, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}})
-			if err != nil && (!s.spec.NoCRDs || !apimeta.IsNoMatchError(err)) {
-				return fmt.Errorf("cluster %q: failed to warm the watch cache: %w", s.spec.Name, err)
-			}
-			return nil
-		})
-	})
-}
-
-// startAllCAPIControllers starts CAPI's controllers on every server that
-// asks for them.
-func (f *Fleet) startAllCAPIControllers(a Assets) error {
-	return concurrently(f.serverList(), func(s *server) error {
-		if !s.spec.CAPIControllers {
-			return nil
-		}
-		return f.startCAPIControllers(s, a)
-	})
-}
-
-// startAllControllers starts the Flux controllers of every server that asks
-// for them, then waits until each of its Flux objects has been reconciled
-// once, and until CAPI has provisioned the clusters the spec gives it, so
-// that "ready" means settled.
-func (f *Fleet) startAllControllers(ctx context.Context, a Assets) error {
-	return concurrently(f.serverList(), func(s *server) error {
-		if s.spec.FluxControllers {
-			if err := f.startControllers(s, a); err != nil {
-				return err
-			}
-			if err := waitFluxSettled(ctx, s); err != nil {
-				return err
-			}
-		}
-		if s.spec.ArgoCDControllers {
-			if err := f.startArgoCDControllers(ctx, s, a); err != nil {
-				return err
-			}
-		}
-		if s.spec.CAPIControllers {
-			return waitProvisioned(ctx, s)
-		}
-		return nil
-	})
 }

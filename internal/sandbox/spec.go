@@ -10,8 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 // Kubeconfig faults a child's Secret can be given.
@@ -243,7 +241,7 @@ type ClusterSpec struct {
 	// RealSize makes the cluster's Cluster object on its parent as CAPI's
 	// controllers leave it (a full v1beta2 status, managedFields of several
 	// field managers), and adds the Secrets CAPI writes beside the
-	// kubeconfig: <name>-ca, -etcd, -sa and -proxy (realsize.go).
+	// kubeconfig: <name>-ca, -etcd, -sa and -proxy (fixture_realsize.go).
 	RealSize bool `json:"realSize,omitempty"`
 	// HelmRelease makes the parent hold a HelmRelease flux-system/<name>
 	// that declares the cluster, as seed 002's master does, with the
@@ -414,13 +412,10 @@ func providerKinds() map[string]string {
 	}
 }
 
-// fluxKinds are the kinds a spec can create: those the walk lists.
+// fluxKinds are the kinds a spec can create: Flux's appliers and the
+// sources they read, as the Flux APIs name them.
 func fluxKinds() []string {
-	var out []string
-	for _, k := range flux.ListedKinds() {
-		out = append(out, k.Name)
-	}
-	return out
+	return []string{"Kustomization", "HelmRelease", "GitRepository", "OCIRepository", "HelmRepository"}
 }
 
 func faults() []string {
@@ -502,7 +497,7 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 			return err
 		}
 		if c.DeclaredBy != "" {
-			if _, err := flux.ParseDeclaredBy(c.DeclaredBy); err != nil {
+			if _, _, _, err := parseDeclaredBy(c.DeclaredBy); err != nil {
 				return fmt.Errorf("%s: declaredBy %w", where, err)
 			}
 		}
@@ -595,7 +590,7 @@ func check(c *ClusterSpec, version, where string, root bool) error {
 			errs = append(errs, fmt.Errorf("%s: flux[%d]: sourceRef %q is not KIND/NAME or KIND/NAMESPACE/NAME", where, i, f.SourceRef))
 		}
 		if f.DeclaredBy != "" {
-			if _, err := flux.ParseDeclaredBy(f.DeclaredBy); err != nil {
+			if _, _, _, err := parseDeclaredBy(f.DeclaredBy); err != nil {
 				errs = append(errs, fmt.Errorf("%s: flux[%d]: declaredBy %w", where, i, err))
 			}
 		}

@@ -29,7 +29,12 @@ import (
 const EdgeClusterProfile = "clusterprofile"
 
 // The Cluster Inventory API (sigs.k8s.io/cluster-inventory-api v0.1.2), as
-// the sandbox writes it: the project does not depend on the module's types.
+// the sandbox writes it, unstructured and in the API's own words: the
+// group, version, labels and the ControlPlaneHealthy condition from
+// apis/v1alpha1/clusterprofile_types.go (LabelClusterManagerKey,
+// LabelClusterSetKey, ClusterConditionControlPlaneHealthy), the exec
+// extensions from pkg/access/config.go (clusterExecExtensionKey,
+// additionalCLIArgsExtensionKey).
 const (
 	ClusterProfileGroup   = "multicluster.x-k8s.io"
 	ClusterProfileVersion = "v1alpha1"
@@ -39,7 +44,10 @@ const (
 	ClusterManagerLabel = "x-k8s.io/cluster-manager"
 	ClusterSetLabel     = "multicluster.x-k8s.io/clusterset"
 	// ConditionControlPlaneHealthy is the API's condition; Joined is OCM's,
-	// which its cluster-profile controller copies from ManagedClusterJoined.
+	// which its cluster-profile controller copies from ManagedClusterJoined
+	// (open-cluster-management-io/ocm
+	// pkg/registration/hub/clusterprofile/status_controller.go,
+	// syncStatusFromCluster).
 	ConditionControlPlaneHealthy = "ControlPlaneHealthy"
 	ConditionJoined              = "Joined"
 	// ExecExtension names, in an access provider's cluster, what client-go
@@ -57,7 +65,10 @@ const (
 	// not give one.
 	DefaultClusterManager = "sandbox"
 	// OCMClusterManager is Open Cluster Management's: the profiles it
-	// writes copy their status from the cluster's ManagedCluster.
+	// writes copy their status from the cluster's ManagedCluster
+	// (open-cluster-management-io/ocm
+	// pkg/registration/hub/clusterprofile/controller.go,
+	// ClusterProfileManagerName).
 	OCMClusterManager = "open-cluster-management"
 	// DefaultClusterProfileNamespace holds the profiles of clusters the spec
 	// gives no namespace.

@@ -28,7 +28,13 @@ import (
 const EdgeHyperShift = "hypershift"
 
 // HyperShift (github.com/openshift/hypershift v0.1.81), as the sandbox
-// writes it: the project does not depend on the module.
+// writes it, in HyperShift's own words (the project does not depend on the
+// module): the group, version and kind of api/hypershift/v1beta1
+// (hostedcluster_types.go); HostedClusterAnnotation of
+// support/util/util.go; HyperShiftKubeconfigLabel, KubeconfigScopeLabel
+// of control-plane-operator/controllers/hostedcontrolplane/manifests/kas.go;
+// HostedClusterKubeconfigKey, DefaultAdminKubeconfigKey of the
+// hostedcontrolplane controller.
 const (
 	HyperShiftGroup   = "hypershift.openshift.io"
 	HyperShiftVersion = "v1beta1"

@@ -11,8 +11,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 )
 
 // A cluster with argocd holds the AppProject default and its spec's
@@ -93,7 +91,7 @@ apps:
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: "cluster-aws"}, secret); err != nil {
 		t.Fatal(err)
 	}
-	awsServer := string(secret.Data[argocd.KeyServer])
+	awsServer := string(secret.Data[argoCDKeyServer])
 	if awsServer != "https://"+f.Members["aws"].Addr() || awsServer == f.Members["aws"].Config.Host {
 		t.Fatalf("the cluster Secret of aws names %q, its proxy is at %s", awsServer, f.Members["aws"].Addr())
 	}
@@ -125,20 +123,20 @@ apps:
 			source:    source(DefaultAppRepoURL, "apps/to-aws", DefaultAppTargetRevision),
 			automated: map[string]any{"enabled": true, "prune": true, "selfHeal": true},
 			sync:      "OutOfSync", health: "Progressing", revision: DefaultAppRevision, operation: "Running", message: "waiting for healthy state"},
-		{name: "guestbook", namespace: ArgoCDNamespace, destination: map[string]any{"server": argocd.InClusterServer},
+		{name: "guestbook", namespace: ArgoCDNamespace, destination: map[string]any{"server": argoCDInClusterServer},
 			source:    source(DefaultAppRepoURL, "apps/guestbook", DefaultAppTargetRevision),
 			automated: map[string]any{"enabled": false},
 			sync:      "Synced", health: "Healthy", revision: DefaultAppRevision, operation: "Succeeded", message: "successfully synced (all tasks run)"},
 		{name: "lost", namespace: ArgoCDNamespace, destination: map[string]any{"name": "gone"},
 			source: source("https://git.example/other.git", "lost", "v1.2.3"),
 			sync:   "Unknown", health: "Missing", revision: "0f0e0d0c0b0a09080706050403020100ffeeddcc", operation: "Error", message: "cluster gone not found", skip: true},
-		{name: "broken", namespace: "team-apps", destination: map[string]any{"server": argocd.InClusterServer},
+		{name: "broken", namespace: "team-apps", destination: map[string]any{"server": argoCDInClusterServer},
 			source: source(DefaultAppRepoURL, "apps/broken", DefaultAppTargetRevision),
 			sync:   "Synced", health: "Degraded", revision: DefaultAppRevision, operation: "Failed", message: "one or more objects failed to apply", appSet: "per-team"},
-		{name: "paused", namespace: "team-apps", destination: map[string]any{"server": argocd.InClusterServer},
+		{name: "paused", namespace: "team-apps", destination: map[string]any{"server": argoCDInClusterServer},
 			source: source(DefaultAppRepoURL, "apps/paused", DefaultAppTargetRevision),
 			sync:   "Synced", health: "Suspended", revision: DefaultAppRevision, appSet: "per-team"},
-		{name: "unknown-health", namespace: ArgoCDNamespace, destination: map[string]any{"server": argocd.InClusterServer},
+		{name: "unknown-health", namespace: ArgoCDNamespace, destination: map[string]any{"server": argoCDInClusterServer},
 			source: source(DefaultAppRepoURL, "apps/unknown-health", DefaultAppTargetRevision),
 			sync:   "Synced", health: "Unknown", revision: DefaultAppRevision},
 	}

@@ -22,13 +22,48 @@ import (
 	ocmclusterv1 "open-cluster-management.io/api/cluster/v1"
 	ocmclusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 // EdgeOCM is the edge of an Open Cluster Management hub: a ManagedCluster
 // and the token Secret of a ManagedServiceAccount (ClusterSpec.Edges).
-const EdgeOCM = ocm.Edge
+const EdgeOCM = "ocm"
+
+// Open Cluster Management as its projects write it, in their own words.
+// The ManagedCluster and ManagedClusterSet are written with the types of
+// open-cluster-management.io/api (cluster/v1, cluster/v1beta2); the rest
+// is spelt here, each string from the file that defines it upstream.
+const (
+	// ocmClusterSetLabel on a ManagedCluster names its ManagedClusterSet:
+	// open-cluster-management.io/api cluster/v1beta2/types_managedclusterset.go,
+	// ClusterSetLabel.
+	ocmClusterSetLabel = "cluster.open-cluster-management.io/clusterset"
+	// ocmLocalCluster is the hub's own ManagedCluster, and its namespace,
+	// labelled ocmLocalClusterLabel: "true", as the multicluster engine
+	// imports the hub: stolostron/backplane-operator
+	// controllers/localcluster.go (LocalClusterName, newManagedCluster).
+	ocmLocalCluster      = "local-cluster"
+	ocmLocalClusterLabel = "local-cluster"
+	// ocmCAPIClusterAnnotation, NAMESPACE/NAME, names the CAPI Cluster a
+	// ManagedCluster was imported from: open-cluster-management-io/ocm
+	// pkg/registration/hub/importer/providers/capi/provider.go,
+	// CAPIAnnotationKey.
+	ocmCAPIClusterAnnotation = "cluster.x-k8s.io/cluster"
+	// The ManagedServiceAccount API, whose module the project does not
+	// depend on: open-cluster-management-io/managed-serviceaccount
+	// apis/authentication/v1beta1/groupversion_info.go and
+	// managedserviceaccount_types.go.
+	msaAPIVersion = "authentication.open-cluster-management.io/v1beta1"
+	msaKind       = "ManagedServiceAccount"
+	// msaLabel marks the ServiceAccount the addon's agent makes and the
+	// token Secret it reports to the hub: managed-serviceaccount
+	// pkg/common/constants.go, LabelKeyIsManagedServiceAccount.
+	msaLabel = "authentication.open-cluster-management.io/is-managed-serviceaccount"
+	// msaKeyToken and msaKeyCA are the keys of that token Secret, the
+	// ServiceAccount token's own (the agent's token reporter copies
+	// corev1.ServiceAccountTokenKey and ServiceAccountRootCAKey).
+	msaKeyToken = "token"
+	msaKeyCA    = "ca.crt"
+)
 
 // What an ocm edge is made of, by default and on the managed cluster.
 const (
@@ -121,8 +156,8 @@ func checkOCM(c *ClusterSpec, where string) error {
 	if errs := validation.IsDNS1123Label(longest); len(errs) > 0 {
 		return fmt.Errorf("%s: a cluster the ocm edge reaches names a namespace on its hub: %q: %s", where, longest, strings.Join(errs, "; "))
 	}
-	if c.Name == ocm.LocalCluster {
-		return fmt.Errorf("%s: %s is the hub's own ManagedCluster: a cluster the ocm edge reaches needs another name", where, ocm.LocalCluster)
+	if c.Name == ocmLocalCluster {
+		return fmt.Errorf("%s: %s is the hub's own ManagedCluster: a cluster the ocm edge reaches needs another name", where, ocmLocalCluster)
 	}
 	if o.ClusterSet != "" {
 		if errs := validation.IsDNS1123Label(o.ClusterSet); len(errs) > 0 {
@@ -154,21 +189,21 @@ func addOCMToScheme(s *runtime.Scheme) error {
 // ocmLists are the OCM kinds kubectl fleet lists on a hub.
 func ocmLists() []client.ObjectList {
 	msas := &unstructured.UnstructuredList{}
-	msas.SetAPIVersion(ocm.AuthenticationGroup + "/" + ocm.AuthenticationVersion)
-	msas.SetKind(ocm.ManagedServiceAccountKind + "List")
+	msas.SetAPIVersion(msaAPIVersion)
+	msas.SetKind(msaKind + "List")
 	return []client.ObjectList{&ocmclusterv1.ManagedClusterList{}, &ocmclusterv1beta2.ManagedClusterSetList{}, msas}
 }
 
 // createLocalCluster puts on the hub s its own ManagedCluster,
 // local-cluster, as ACM does: the hub itself, which is no child of its.
 func createLocalCluster(ctx context.Context, s *server) error {
-	if err := ensureNamespace(ctx, s.client, ocm.LocalCluster); err != nil {
+	if err := ensureNamespace(ctx, s.client, ocmLocalCluster); err != nil {
 		return err
 	}
-	hub := &ClusterSpec{Name: ocm.LocalCluster, OCM: &OCMSpec{
+	hub := &ClusterSpec{Name: ocmLocalCluster, OCM: &OCMSpec{
 		Accepted: new(true), Joined: new(true), Available: string(metav1.ConditionTrue), Version: s.spec.Version,
 	}}
-	return createManagedCluster(ctx, s.client, hub, map[string]string{ocm.LocalClusterLabel: "true"}, nil,
+	return createManagedCluster(ctx, s.client, hub, map[string]string{ocmLocalClusterLabel: "true"}, nil,
 		ocmclusterv1.ClientConfig{URL: s.url(), CABundle: s.config.CAData})
 }
 
@@ -198,11 +233,11 @@ func (f *Fleet) populateOCM(ctx context.Context, parent *server, child *ClusterS
 		if err := ensureClusterSet(ctx, parent, o.ClusterSet); err != nil {
 			return err
 		}
-		labels[ocm.ClusterSetLabel] = o.ClusterSet
+		labels[ocmClusterSetLabel] = o.ClusterSet
 	}
 	var annotations map[string]string
 	if child.hasEdge(EdgeCAPI) {
-		annotations = map[string]string{ocm.CAPIClusterAnnotation: child.Namespace + "/" + child.Name}
+		annotations = map[string]string{ocmCAPIClusterAnnotation: child.Namespace + "/" + child.Name}
 	}
 	if err := ensureNamespace(ctx, parent.client, child.Name); err != nil {
 		return err
@@ -217,7 +252,7 @@ func (f *Fleet) populateOCM(ctx context.Context, parent *server, child *ClusterS
 // the ServiceAccount the managed-serviceaccount addon's agent makes.
 func (f *Fleet) ocmCredentials(ctx context.Context, parent *server, child *ClusterSpec) (ocmCredentials, error) {
 	creds, err := f.tokenCredentials(ctx, parent, child, serviceAccountRef{Namespace: OCMAgentNamespace, Name: child.OCM.ServiceAccount,
-		Labels: map[string]string{ocm.ManagedServiceAccountLabel: "true"}})
+		Labels: map[string]string{msaLabel: "true"}})
 	if err != nil {
 		return ocmCredentials{}, err
 	}
@@ -396,9 +431,9 @@ func createManagedCluster(ctx context.Context, c client.Client, s *ClusterSpec, 
 			conds = append(conds, condition(ocmclusterv1.ManagedClusterConditionHubAccepted, true, "HubClusterAdminAccepted", "Accepted by hub cluster admin", obj.Generation))
 		}
 		if *o.Joined {
-			conds = append(conds, condition(ocm.ConditionJoined, true, "ManagedClusterJoined", "Managed cluster joined", obj.Generation))
+			conds = append(conds, condition(ocmclusterv1.ManagedClusterConditionJoined, true, "ManagedClusterJoined", "Managed cluster joined", obj.Generation))
 		}
-		available := condition(ocm.ConditionAvailable, true, "ManagedClusterAvailable", "Managed cluster is available", obj.Generation)
+		available := condition(ocmclusterv1.ManagedClusterConditionAvailable, true, "ManagedClusterAvailable", "Managed cluster is available", obj.Generation)
 		switch metav1.ConditionStatus(o.Available) {
 		case metav1.ConditionFalse:
 			available.Status, available.Reason, available.Message = metav1.ConditionFalse, "ManagedClusterKubeAPIServerUnavailable", "The kube-apiserver is not ok"
@@ -431,8 +466,8 @@ type msaSecretRef struct {
 func createManagedServiceAccount(ctx context.Context, c client.Client, child *ClusterSpec, creds ocmCredentials) error {
 	name := child.OCM.ServiceAccount
 	msa := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": ocm.AuthenticationGroup + "/" + ocm.AuthenticationVersion,
-		"kind":       ocm.ManagedServiceAccountKind,
+		"apiVersion": msaAPIVersion,
+		"kind":       msaKind,
 		"metadata":   map[string]any{"namespace": child.Name, "name": name},
 		"spec":       map[string]any{"rotation": map[string]any{"enabled": true, "validity": msaValidity.String()}},
 	}}
@@ -467,12 +502,12 @@ func createManagedServiceAccount(ctx context.Context, c client.Client, child *Cl
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: child.Name, Name: name,
-			Labels: map[string]string{ocm.ManagedServiceAccountLabel: "true"},
+			Labels: map[string]string{msaLabel: "true"},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: msa.GetAPIVersion(), Kind: msa.GetKind(), Name: msa.GetName(), UID: msa.GetUID(),
 			}}},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{ocm.KeyToken: creds.token, ocm.KeyCA: creds.config.CABundle},
+		Data: map[string][]byte{msaKeyToken: creds.token, msaKeyCA: creds.config.CABundle},
 	}
 	return create(ctx, c, secret, nil)
 }

@@ -23,7 +23,11 @@ import (
 const EdgeSveltos = "sveltos"
 
 // Sveltos (github.com/projectsveltos/libsveltos v1.14.0), as the sandbox
-// writes it: the project does not depend on the module.
+// writes it, in libsveltos's own words (the project does not depend on the
+// module): the group, version and kind of
+// api/v1beta1/sveltoscluster_type.go, whose ConnectionStatus is Healthy or
+// Down (its CRD's enum, testdata/crds/sveltos); the Secret's suffix of
+// lib/clusterproxy/clusterproxy.go.
 const (
 	SveltosGroup          = "lib.projectsveltos.io"
 	SveltosVersion        = "v1beta1"

@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 )
 
 // What a cluster with argocd: true holds, and what its Applications are
@@ -33,7 +31,7 @@ const (
 	// spec.project.
 	DefaultAppProject = "default"
 	// DestinationInCluster, as an app's destination, is the cluster Argo CD
-	// runs on: spec.destination.server argocd.InClusterServer.
+	// runs on: spec.destination.server argoCDInClusterServer.
 	DestinationInCluster = "in-cluster"
 	// DefaultAppRepoURL and DefaultAppTargetRevision are an Application's
 	// spec.source unless the spec says otherwise; its path is apps/<name>.
@@ -43,7 +41,8 @@ const (
 	// compared with) unless the spec says otherwise.
 	DefaultAppRevision = "4f5ac2a3c6b1e8d79f0a1b2c3d4e5f60718293a4"
 	// SkipReconcileAnnotation makes Argo CD's application controller leave
-	// an Application alone.
+	// an Application alone: argo-cd v3.2.6 common/common.go,
+	// AnnotationKeyAppSkipReconcile.
 	SkipReconcileAnnotation = "argocd.argoproj.io/skip-reconcile"
 )
 
@@ -108,7 +107,7 @@ type AppSpec struct {
 	Count int `json:"count,omitempty"`
 	// Resources gives the Application the status Argo CD writes of that
 	// many managed resources: status.resources, the last sync's result of
-	// each, status.summary.images (realsize.go).
+	// each, status.summary.images (fixture_realsize.go).
 	Resources int `json:"resources,omitempty"`
 	// History is how many entries status.history has.
 	History int `json:"history,omitempty"`
@@ -370,7 +369,7 @@ func createAppsFrom(ctx context.Context, s *server, repoURL func(repo string) st
 // name of a cluster Argo CD does not know.
 func appDestination(ctx context.Context, s *server, a *AppSpec) (map[string]any, error) {
 	if a.Destination == DestinationInCluster {
-		return map[string]any{"server": argocd.InClusterServer}, nil
+		return map[string]any{"server": argoCDInClusterServer}, nil
 	}
 	for i := range s.spec.Clusters {
 		child := &s.spec.Clusters[i]
@@ -382,7 +381,7 @@ func appDestination(ctx context.Context, s *server, a *AppSpec) (map[string]any,
 		if err := s.client.Get(ctx, key, secret); err != nil {
 			return nil, fmt.Errorf("failed to read the cluster Secret of destination %s: %w", child.Name, err)
 		}
-		return map[string]any{"server": string(secret.Data[argocd.KeyServer])}, nil
+		return map[string]any{"server": string(secret.Data[argoCDKeyServer])}, nil
 	}
 	return map[string]any{"name": a.Destination}, nil
 }

@@ -18,8 +18,6 @@ import (
 	ocmclusterv1 "open-cluster-management.io/api/cluster/v1"
 	ocmclusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 // An ocmHub holds a ManagedCluster per cluster it reaches by the ocm edge,
@@ -64,12 +62,12 @@ clusters:
 	}
 
 	local := &ocmclusterv1.ManagedCluster{}
-	if err := c.Get(ctx, client.ObjectKey{Name: ocm.LocalCluster}, local); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: ocmLocalCluster}, local); err != nil {
 		t.Fatal(err)
 	}
-	if local.Labels[ocm.LocalClusterLabel] != "true" || len(local.Spec.ManagedClusterClientConfigs) != 1 ||
+	if local.Labels[ocmLocalClusterLabel] != "true" || len(local.Spec.ManagedClusterClientConfigs) != 1 ||
 		local.Spec.ManagedClusterClientConfigs[0].URL != hub.Config.Host || !bytes.Equal(local.Spec.ManagedClusterClientConfigs[0].CABundle, hub.Config.CAData) ||
-		!apimeta.IsStatusConditionTrue(local.Status.Conditions, ocm.ConditionAvailable) {
+		!apimeta.IsStatusConditionTrue(local.Status.Conditions, ocmclusterv1.ManagedClusterConditionAvailable) {
 		t.Errorf("local-cluster: %+v", local)
 	}
 
@@ -78,9 +76,9 @@ clusters:
 		t.Fatal(err)
 	}
 	e1 := f.Members["edge-1"]
-	if edge1.Labels[ocm.ClusterSetLabel] != "blue" || edge1.Annotations[ocm.CAPIClusterAnnotation] != "" || !edge1.Spec.HubAcceptsClient ||
-		edge1.Status.Version.Kubernetes != "v1.35.0" || !apimeta.IsStatusConditionTrue(edge1.Status.Conditions, ocm.ConditionJoined) ||
-		!apimeta.IsStatusConditionTrue(edge1.Status.Conditions, ocm.ConditionAvailable) {
+	if edge1.Labels[ocmClusterSetLabel] != "blue" || edge1.Annotations[ocmCAPIClusterAnnotation] != "" || !edge1.Spec.HubAcceptsClient ||
+		edge1.Status.Version.Kubernetes != "v1.35.0" || !apimeta.IsStatusConditionTrue(edge1.Status.Conditions, ocmclusterv1.ManagedClusterConditionJoined) ||
+		!apimeta.IsStatusConditionTrue(edge1.Status.Conditions, ocmclusterv1.ManagedClusterConditionAvailable) {
 		t.Errorf("edge-1: labels %v, annotations %v, spec %+v, status %+v", edge1.Labels, edge1.Annotations, edge1.Spec, edge1.Status)
 	}
 	if cc := edge1.Spec.ManagedClusterClientConfigs; len(cc) != 1 || cc[0].URL != e1.Config.Host || !bytes.Equal(cc[0].CABundle, e1.Config.CAData) {
@@ -93,8 +91,8 @@ clusters:
 
 	// The ManagedServiceAccount, its token Secret, and what the token reads.
 	msa := &unstructured.Unstructured{}
-	msa.SetAPIVersion(ocm.AuthenticationGroup + "/" + ocm.AuthenticationVersion)
-	msa.SetKind(ocm.ManagedServiceAccountKind)
+	msa.SetAPIVersion(msaAPIVersion)
+	msa.SetKind(msaKind)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "edge-1", Name: DefaultOCMServiceAccount}, msa); err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +103,8 @@ clusters:
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "edge-1", Name: DefaultOCMServiceAccount}, secret); err != nil {
 		t.Fatal(err)
 	}
-	if secret.Labels[ocm.ManagedServiceAccountLabel] != "true" || len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].UID != msa.GetUID() ||
-		secret.OwnerReferences[0].Kind != ocm.ManagedServiceAccountKind || len(secret.Data[ocm.KeyToken]) == 0 || !bytes.Equal(secret.Data[ocm.KeyCA], e1.Config.CAData) {
+	if secret.Labels[msaLabel] != "true" || len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].UID != msa.GetUID() ||
+		secret.OwnerReferences[0].Kind != msaKind || len(secret.Data[msaKeyToken]) == 0 || !bytes.Equal(secret.Data[msaKeyCA], e1.Config.CAData) {
 		t.Errorf("token Secret: labels %v, owners %+v, keys %d", secret.Labels, secret.OwnerReferences, len(secret.Data))
 	}
 	reader := func(mc *ocmclusterv1.ManagedCluster, token []byte) *kubernetes.Clientset {
@@ -118,7 +116,7 @@ clusters:
 		}
 		return cs
 	}
-	edge1Reader := reader(edge1, secret.Data[ocm.KeyToken])
+	edge1Reader := reader(edge1, secret.Data[msaKeyToken])
 	// The token reads every Secret, far's token among them: the walk goes on down.
 	if err := poll(ctx, func() error {
 		secrets, err := edge1Reader.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
@@ -157,7 +155,7 @@ clusters:
 		cc.URL == f.Members["team-a"].Config.Host || !bytes.Equal(cc.CABundle, capiCluster.CertificateAuthorityData) {
 		t.Errorf("team-a: ocm reaches %s, capi %s", cc.URL, capiCluster.Server)
 	}
-	if teamA.Annotations[ocm.CAPIClusterAnnotation] != "tenants/team-a" || teamA.Status.Version.Kubernetes != DefaultVersion || teamA.Labels[ocm.ClusterSetLabel] != "" {
+	if teamA.Annotations[ocmCAPIClusterAnnotation] != "tenants/team-a" || teamA.Status.Version.Kubernetes != DefaultVersion || teamA.Labels[ocmClusterSetLabel] != "" {
 		t.Errorf("team-a: annotations %v, labels %v, version %q", teamA.Annotations, teamA.Labels, teamA.Status.Version.Kubernetes)
 	}
 	if err := f.Members["team-a"].Client.List(ctx, &ocmclusterv1.ManagedClusterList{}); !apimeta.IsNoMatchError(err) {
@@ -176,21 +174,21 @@ clusters:
 		t.Errorf("missing: the token Secret: %v", err)
 	}
 	garbage := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "edge-garbage", Name: DefaultOCMServiceAccount}, garbage); err != nil || !bytes.ContainsAny(garbage.Data[ocm.KeyToken], "\x00\n") {
-		t.Errorf("garbage: the token %q, %v", garbage.Data[ocm.KeyToken], err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "edge-garbage", Name: DefaultOCMServiceAccount}, garbage); err != nil || !bytes.ContainsAny(garbage.Data[msaKeyToken], "\x00\n") {
+		t.Errorf("garbage: the token %q, %v", garbage.Data[msaKeyToken], err)
 	}
 	forbidden := &ocmclusterv1.ManagedCluster{}
 	if err := c.Get(ctx, client.ObjectKey{Name: "edge-forbidden"}, forbidden); err != nil {
 		t.Fatal(err)
 	}
-	if apimeta.FindStatusCondition(forbidden.Status.Conditions, ocm.ConditionJoined) != nil ||
-		apimeta.FindStatusCondition(forbidden.Status.Conditions, ocm.ConditionAvailable).Status != metav1.ConditionUnknown {
+	if apimeta.FindStatusCondition(forbidden.Status.Conditions, ocmclusterv1.ManagedClusterConditionJoined) != nil ||
+		apimeta.FindStatusCondition(forbidden.Status.Conditions, ocmclusterv1.ManagedClusterConditionAvailable).Status != metav1.ConditionUnknown {
 		t.Errorf("forbidden: joined false and available Unknown, yet %+v", forbidden.Status.Conditions)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "edge-forbidden", Name: DefaultOCMServiceAccount}, secret); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reader(forbidden, secret.Data[ocm.KeyToken]).CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+	if _, err := reader(forbidden, secret.Data[msaKeyToken]).CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("forbidden: listing Secrets with its token says %v", err)
 	}
 }

@@ -15,8 +15,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 )
 
 // Edges a parent may reach a child by (ClusterSpec.Edges).
@@ -35,6 +33,26 @@ const (
 
 // ArgoCDNamespace holds the Argo CD cluster Secrets the sandbox writes.
 const ArgoCDNamespace = "argocd"
+
+// An Argo CD cluster Secret, as Argo CD v3.2.6 writes it, in its own words
+// (github.com/argoproj/argo-cd/v3, read in the module cache).
+const (
+	// argoCDSecretTypeLabel marks a Secret of Argo CD's, argoCDSecretTypeCluster
+	// a cluster's: common/common.go, LabelKeySecretType and
+	// LabelValueSecretTypeCluster.
+	argoCDSecretTypeLabel   = "argocd.argoproj.io/secret-type"
+	argoCDSecretTypeCluster = "cluster"
+	// The keys of a cluster Secret: util/db/cluster.go, clusterToSecret
+	// (data["name"], data["server"], data["config"]); the config is a
+	// v1alpha1.ClusterConfig, pkg/apis/application/v1alpha1/types.go.
+	argoCDKeyName   = "name"
+	argoCDKeyServer = "server"
+	argoCDKeyConfig = "config"
+	// argoCDInClusterServer is the server of the cluster Argo CD runs on:
+	// pkg/apis/application/v1alpha1/application_defaults.go,
+	// KubernetesInternalAPIServerAddr.
+	argoCDInClusterServer = "https://kubernetes.default.svc"
+)
 
 // hasEdge reports whether the parent reaches c by edge.
 func (c *ClusterSpec) hasEdge(edge string) bool {
@@ -86,14 +104,19 @@ func createArgoCDSecret(ctx context.Context, c client.Client, child *ClusterSpec
 	}
 	obj := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ArgoCDNamespace, Name: "cluster-" + child.Name,
-			Labels: map[string]string{argocd.SecretTypeLabel: argocd.SecretTypeCluster}},
-		Data: map[string][]byte{argocd.KeyName: []byte(child.Name), argocd.KeyServer: []byte(server), argocd.KeyConfig: config},
+			Labels: map[string]string{argoCDSecretTypeLabel: argoCDSecretTypeCluster}},
+		Data: map[string][]byte{argoCDKeyName: []byte(child.Name), argoCDKeyServer: []byte(server), argoCDKeyConfig: config},
 	}
 	return create(ctx, c, obj, nil)
 }
 
 // argoCDConfig is the server and config of an Argo CD cluster Secret made
 // of a kubeconfig, as `argocd cluster add` writes them, with child's fault.
+// The config's field names are v1alpha1.ClusterConfig's JSON names
+// (pkg/apis/application/v1alpha1/types.go: tlsClientConfig with insecure,
+// caData, certData, keyData; bearerToken; execProviderConfig with command,
+// apiVersion, provideClusterInfo; awsAuthConfig with clusterName, roleARN;
+// proxyUrl).
 func argoCDConfig(child *ClusterSpec, value []byte) (string, []byte, error) {
 	if child.Kubeconfig == KubeconfigGarbage {
 		return "https://127.0.0.1:1", []byte("{this is not: json\x00"), nil

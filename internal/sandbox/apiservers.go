@@ -1,0 +1,277 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Start starts every apiserver of spec in parallel, fills them with the
+// spec's objects and returns the running fleet. On error nothing is left
+// running.
+func Start(ctx context.Context, spec *Spec, opts Options) (_ *Fleet, err error) {
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 2 * time.Minute
+	}
+	if err := checkSecretReader(spec, opts.Assets.ClusterProfileSecretReader); err != nil {
+		return nil, err
+	}
+	f, err := newFleet(spec, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Stop()
+		}
+	}()
+	f.addMembers("", &spec.ClusterSpec, "")
+	if err := f.startAPIServers(opts); err != nil {
+		return nil, err
+	}
+	if err := f.startTunnels(); err != nil {
+		return nil, err
+	}
+	if err := f.writeFaultFiles(); err != nil {
+		return nil, err
+	}
+	if repos := spec.Repos(); len(repos) > 0 {
+		if err := f.startGit(repos, opts.Assets.GitReposDir); err != nil {
+			return nil, err
+		}
+	}
+	// CAPI's controllers before the objects: their webhooks default what
+	// the sandbox creates for them to provision.
+	if err := f.startAllCAPIControllers(opts.Assets); err != nil {
+		return nil, err
+	}
+	if err := f.populate(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.writePlugins(); err != nil {
+		return nil, err
+	}
+	if err := f.warmCaches(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.startAllControllers(ctx, opts.Assets); err != nil {
+		return nil, err
+	}
+	if err := f.writeRootKubeconfig(); err != nil {
+		return nil, err
+	}
+	if err := f.writeClusterProfileProviders(opts.Assets.ClusterProfileSecretReader); err != nil {
+		return nil, err
+	}
+	// Churn last: the fleet is ready, as controllers' updates find it.
+	if err := f.startChurn(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// StartFile starts the fleet of the spec file at specPath with the binaries
+// the Makefile built, keeping its files in dir, or in a new temporary
+// directory when dir is empty.
+func StartFile(ctx context.Context, specPath, dir string) (*Fleet, error) {
+	assets, err := FindAssets()
+	if err != nil {
+		return nil, err
+	}
+	spec, dir, err := loadSpecInto(specPath, dir, "fleet-sandbox-")
+	if err != nil {
+		return nil, err
+	}
+	return Start(ctx, spec, Options{Dir: dir, Assets: assets})
+}
+
+func (f *Fleet) startAPIServers(opts Options) error {
+	procs := max(opts.Procs, 1)
+	apiserver, err := f.launcher("kube-apiserver", opts.Assets.KubeAPIServer, procs)
+	if err != nil {
+		return err
+	}
+	etcd, err := f.launcher("etcd", opts.Assets.Etcd, procs)
+	if err != nil {
+		return err
+	}
+	for _, s := range f.servers {
+		s.procs = procs
+		s.env = &envtest.Environment{
+			CRDDirectoryPaths:        []string{opts.Assets.CRDDir},
+			ErrorIfCRDPathMissing:    true,
+			ControlPlaneStartTimeout: opts.StartTimeout,
+			ControlPlaneStopTimeout:  30 * time.Second,
+			// envtest waits 10 s for the CRDs to be served; with 20
+			// apiservers starting at once on two cores that was seen to
+			// run out, and a minute in make test's go test ./... (load
+			// 20 to 50). A bound, not a pace: the wait ends as soon as
+			// they are served.
+			CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 5 * time.Minute},
+		}
+		if s.spec.NoCRDs {
+			s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing = nil, false
+		}
+		if s.spec.OCMHub {
+			dir := ocmCRDDir(opts.Assets.CRDDir)
+			if !fileExists(dir) {
+				return fmt.Errorf("%w: cluster %q is an ocmHub, and the OCM CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+		}
+		if s.spec.ArgoCD {
+			dir := argoCDCRDDir(opts.Assets.CRDDir)
+			if !fileExists(dir) {
+				return fmt.Errorf("%w: cluster %q has argocd, and the Argo CD CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+		}
+		for _, set := range []struct {
+			on       bool
+			key, dir string
+		}{
+			{s.spec.ClusterInventory, "clusterInventory", clusterProfileCRDDir(opts.Assets.CRDDir)},
+			{s.spec.sveltosManagement(), "sveltos", sveltosCRDDir(opts.Assets.CRDDir)},
+			{s.spec.hypershiftManagement(), "hypershift", hyperShiftCRDDir(opts.Assets.CRDDir)},
+		} {
+			if !set.on {
+				continue
+			}
+			if !fileExists(set.dir) {
+				return fmt.Errorf("%w: cluster %q has %s, and its CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, set.key, set.dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, set.dir)
+		}
+		if s.spec.CAPIControllers {
+			dir := capiCRDDir(opts.Assets.CRDDir)
+			if !fileExists(dir) {
+				return fmt.Errorf("%w: cluster %q has capiControllers, and the CAPI CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
+			}
+			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+		}
+		if s.spec.Provision == ProvisionCAPI || s.spec.Private {
+			// A private cluster's serving certificate names its private
+			// host too.
+			var names []string
+			if s.spec.Private {
+				names = append(names, privateHost(s.spec.Name))
+			}
+			if s.ca, err = newClusterCA(s.spec.Name); err != nil {
+				return err
+			}
+			if err := s.ca.useFor(s.env.ControlPlane.GetAPIServer(), filepath.Join(f.Dir, "capi", "pki", slug(s.key)), names...); err != nil {
+				return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+			}
+		}
+		s.env.ControlPlane.GetAPIServer().Path = apiserver
+		if s.spec.NoWatchCache {
+			s.env.ControlPlane.GetAPIServer().Configure().Set("watch-cache", "false")
+		}
+		s.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd}
+	}
+	err = concurrently(f.serverList(), func(s *server) error {
+		if err := s.start(f.scheme); err != nil {
+			return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+		}
+		return nil
+	})
+	for _, m := range f.Members {
+		if s := m.server; s != nil {
+			m.Env, m.Config, m.Client = s.env, s.config, s.client
+		}
+	}
+	return err
+}
+
+// launcher returns a launcher of bin, a script in the sandbox directory,
+// that runs it with GOMAXPROCS procs and that dies with the process that
+// starts it: envtest starts etcd and kube-apiserver in process groups of
+// their own and kills them on Stop only, so a test binary that panics or
+// is killed would leave them running. The script runs bin under setpriv
+// --pdeathsig KILL (util-linux): the kernel kills it when its parent goes.
+// Without setpriv, bin itself, which Stop still stops.
+func (f *Fleet) launcher(name, bin string, procs int) (string, error) {
+	run := bin
+	if setpriv, err := exec.LookPath("setpriv"); err == nil {
+		run = setpriv + " --pdeathsig KILL -- " + bin
+	}
+	script := fmt.Sprintf("#!/bin/sh\nGOMAXPROCS=%d exec %s \"$@\"\n", procs, run)
+	if err := f.writeFile(name+"-launcher", []byte(script), 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Join(f.Dir, name+"-launcher"), nil
+}
+
+func (s *server) start(scheme *runtime.Scheme) error {
+	cfg, err := s.env.Start()
+	if err != nil {
+		// A start that failed after etcd or the apiserver came up (the
+		// CRDs never served, say) leaves them running: Stop skips a server
+		// without a config.
+		return errors.Join(fmt.Errorf("failed to start kube-apiserver: %w", err), s.env.Stop())
+	}
+	s.config = cfg
+	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("failed to build a client: %w", err)
+	}
+	if s.spec.Latency != nil && s.spec.Latency.Duration > 0 {
+		u, err := url.Parse(cfg.Host)
+		if err != nil {
+			return fmt.Errorf("failed to parse the apiserver URL: %w", err)
+		}
+		if s.proxy, err = startProxy(u.Host, s.spec.Latency.Duration); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// warmCaches lists, on every apiserver, each kind kubectl fleet reads, from
+// the watch cache. An apiserver builds a CRD's watch cache on the first
+// request for it and answers reads from the cache with 429 until it is
+// ready; on a real cluster the controllers' watches have long built them.
+// client-go waits out the 429s here, so that no command pays for them.
+func (f *Fleet) warmCaches(ctx context.Context) error {
+	lists := func(s *server) []client.ObjectList {
+		out := []client.ObjectList{&corev1.SecretList{}, &clusterv1.ClusterList{}}
+		// Every kind a command lists: the walk's, and drift's HelmCharts.
+		out = append(out, fluxLists()...)
+		if s.spec.OCMHub {
+			out = append(out, ocmLists()...)
+		}
+		if s.spec.ArgoCD {
+			out = append(out, argoCDLists()...)
+		}
+		if s.spec.ClusterInventory {
+			out = append(out, clusterProfileList())
+		}
+		if s.spec.sveltosManagement() {
+			out = append(out, sveltosClusterList())
+		}
+		if s.spec.hypershiftManagement() {
+			out = append(out, hostedClusterList())
+		}
+		return out
+	}
+	return concurrently(f.serverList(), func(s *server) error {
+		return concurrently(lists(s), func(l client.ObjectList) error {
+			err := s.client.List(ctx, l, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}})
+			if err != nil && (!s.spec.NoCRDs || !apimeta.IsNoMatchError(err)) {
+				return fmt.Errorf("cluster %q: failed to warm the watch cache: %w", s.spec.Name, err)
+			}
+			return nil
+		})
+	})
+}
