@@ -13,7 +13,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
@@ -209,7 +209,7 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	now := o.now()
 	dopts := o.options(now)
 	if o.checkout != nil {
-		declared := gitops.Declared(o.everything(res), o.locator(res.Root))
+		declared := fluxgit.Declared(o.everything(res), o.locator(res.Root))
 		dopts.Declared = func(holder string, r fleet.ObjectRef) (string, bool) {
 			file, ok := declared[ops.KeyOn(holder, ops.Key(r.Kind, r.Namespace, r.Name))]
 			return file, ok
