@@ -527,3 +527,16 @@ func spanLine(st styles, spans []fleet.Span) string {
 	}
 	return b.String()
 }
+
+// Painter paints text in the styles of kubectl fleet's output, for a
+// report an integration draws itself (Flux's diff): plain text when
+// colour is off.
+type Painter struct{ st styles }
+
+// NewPainter paints for w, in colour or not.
+func NewPainter(w io.Writer, color bool) Painter { return Painter{st: newStyles(w, color)} }
+
+// Paint is text in style, as a span of an integration's line is drawn.
+func (p Painter) Paint(style fleet.Style, text string) string {
+	return spanLine(p.st, []fleet.Span{{Text: text, Style: style}})
+}
