@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
@@ -23,6 +24,7 @@ var (
 	_ provider.Presenter = Provider{}
 	_ provider.Linking   = Provider{}
 	_ provider.Grouper   = Provider{}
+	_ drift.Analyst      = Provider{}
 )
 
 // NewProvider returns the Cluster API provider.
@@ -39,6 +41,9 @@ func (Provider) Kinds() provider.Kinds {
 
 // Columns are CAPI's columns and describe lines (Columns).
 func (Provider) Columns() []fleet.Column { return Columns() }
+
+// DriftCheck is CAPI's part of drift (DriftCheck).
+func (Provider) DriftCheck() drift.Check { return DriftCheck() }
 
 // Linker gives every cluster a CAPI status, empty where no Cluster
 // describes it, so that "provider" and "phase" are in every node's JSON.

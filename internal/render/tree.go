@@ -468,7 +468,7 @@ func problems(n *fleet.Node, st styles, withDrift bool, columns []fleet.Column, 
 		}
 	}
 	if withDrift {
-		var rest []fleet.Finding
+		var rest []drift.Finding
 		for _, f := range drift.Findings(n) {
 			if f.Kind != "unreadable" {
 				rest = append(rest, f)

@@ -68,7 +68,7 @@ func everyDrift(now time.Time) *fleet.Node {
 }
 
 // kindsOf are the findings as "kind object": what the freeze compares.
-func kindsOf(fs []fleet.Finding) []string {
+func kindsOf(fs []drift.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		s := string(f.Kind)
@@ -91,7 +91,7 @@ func kindsOf(fs []fleet.Finding) []string {
 func TestDriftOrderOfTheRegistry(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	set := registry.Providers()
-	checks := set.DriftChecks()
+	checks := drift.ChecksOf(set)
 	declared := func(string, fleet.ObjectRef) (string, bool) { return "", false }
 	opts := drift.Options{Now: now, Grace: 5 * time.Minute, Checks: checks, Declared: declared}
 
