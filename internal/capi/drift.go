@@ -8,11 +8,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	// flux: whether a Flux object owns the CAPI Cluster (its ownership
-	// labels, which Convert records as Flux's declaredBy facet) is what
-	// makes a Cluster declared; CAPI has no record of its own of who made
-	// a Cluster.
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux" // a Cluster is declared when a Flux object owns it (Convert records its labels): CAPI keeps no record of who made it
 )
 
 // DriftCheck is CAPI's part of drift: a Cluster no Flux object owns

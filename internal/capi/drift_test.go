@@ -13,8 +13,6 @@ import (
 
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
-func ago(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
-
 // kinds are the kinds of the findings, with their objects' names.
 func kinds(fs []drift.Finding) []string {
 	var out []string
