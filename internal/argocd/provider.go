@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
@@ -22,6 +23,7 @@ var (
 	_ provider.Operator  = Provider{}
 	_ provider.Linking   = Provider{}
 	_ provider.Presenter = Provider{}
+	_ drift.Analyst      = Provider{}
 )
 
 // NewProvider returns the Argo CD provider.
@@ -84,3 +86,6 @@ func (Provider) Kubeconfig(ctx context.Context, req provider.KubeconfigRequest) 
 	data, err := kubeconfig.NamedAfter(req.Child.Name, src, cfg)
 	return src, data, err
 }
+
+// DriftCheck is Argo CD's part of drift (DriftCheck).
+func (Provider) DriftCheck() drift.Check { return DriftCheck() }

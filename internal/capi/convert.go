@@ -8,7 +8,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux" // a Cluster's Flux ownership labels say which Flux object declares it (RecordDeclaredBy; read by drift.go's undeclared and by fluxgit): CAPI records none
 )
 
 // InfraProvider derives the infrastructure provider from the kind of the

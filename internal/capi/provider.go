@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
@@ -23,6 +24,7 @@ var (
 	_ provider.Presenter = Provider{}
 	_ provider.Linking   = Provider{}
 	_ provider.Grouper   = Provider{}
+	_ drift.Analyst      = Provider{}
 )
 
 // NewProvider returns the Cluster API provider.
@@ -40,6 +42,9 @@ func (Provider) Kinds() provider.Kinds {
 // Presentation is CAPI's columns, describe fields and section
 // (Presentation).
 func (Provider) Presentation() fleet.Presentation { return Presentation() }
+
+// DriftCheck is CAPI's part of drift (DriftCheck).
+func (Provider) DriftCheck() drift.Check { return DriftCheck() }
 
 // Linker gives every cluster a CAPI status, empty where no Cluster
 // describes it, so that "provider" and "phase" are in every node's JSON.

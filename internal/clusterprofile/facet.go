@@ -193,8 +193,19 @@ func dash(s string) string {
 
 // DriftCheck is the ClusterProfile's part of drift: its conditions, and
 // the version it reports against the live one.
-func DriftCheck() fleet.DriftCheck {
-	return fleet.DriftCheck{Kinds: []fleet.DriftKind{drift.NotReady, drift.VersionSkew}, Parent: conditionDrift, Version: versionDrift}
+func DriftCheck() drift.Check {
+	return drift.Check{
+		Kinds: []drift.Kind{drift.NotReady, drift.VersionSkew},
+		Find: func(n *fleet.Node, at drift.Stage, _ *drift.Options) []drift.Finding {
+			switch at {
+			case drift.Held:
+				return conditionDrift(n)
+			case drift.Version:
+				return versionDrift(n)
+			}
+			return nil
+		},
+	}
 }
 
 // ref is the ClusterProfile that describes n, by its edge.
@@ -212,18 +223,18 @@ func ref(n *fleet.Node) *fleet.ObjectRef {
 // that is not True: ControlPlaneHealthy, and Joined where the manager
 // reports it (the API defines ControlPlaneHealthy alone: a manager that
 // never writes Joined would make every cluster drift).
-func conditionDrift(n *fleet.Node) []fleet.Finding {
+func conditionDrift(n *fleet.Node) []drift.Finding {
 	p := Of(n)
 	if p == nil {
 		return nil
 	}
-	var out []fleet.Finding
+	var out []drift.Finding
 	if p.Joined != "" && p.Joined != "True" {
-		out = append(out, fleet.Finding{Kind: drift.NotReady, Object: ref(n), Expected: ConditionJoined + "=True", Actual: ConditionJoined + "=" + p.Joined,
+		out = append(out, drift.Finding{Kind: drift.NotReady, Object: ref(n), Expected: ConditionJoined + "=True", Actual: ConditionJoined + "=" + p.Joined,
 			Message: "the cluster manager " + orNone(p.Manager) + " reports the cluster not joined"})
 	}
 	if p.ControlPlaneHealthy != "True" {
-		out = append(out, fleet.Finding{Kind: drift.NotReady, Object: ref(n), Expected: ConditionControlPlaneHealthy + "=True", Actual: ConditionControlPlaneHealthy + "=" + orNone(p.ControlPlaneHealthy),
+		out = append(out, drift.Finding{Kind: drift.NotReady, Object: ref(n), Expected: ConditionControlPlaneHealthy + "=True", Actual: ConditionControlPlaneHealthy + "=" + orNone(p.ControlPlaneHealthy),
 			Message: "the cluster manager " + orNone(p.Manager) + " does not report the control plane healthy"})
 	}
 	return out
@@ -231,9 +242,9 @@ func conditionDrift(n *fleet.Node) []fleet.Finding {
 
 // versionDrift is a version-skew finding when the cluster does not run
 // the version its ClusterProfile reports.
-func versionDrift(n *fleet.Node) []fleet.Finding {
+func versionDrift(n *fleet.Node) []drift.Finding {
 	if p := Of(n); p != nil && p.Version != "" && n.LiveVersion != "" && !fleet.SameVersion(p.Version, n.LiveVersion) {
-		return []fleet.Finding{{Kind: drift.VersionSkew, Object: ref(n), Expected: p.Version, Actual: n.LiveVersion,
+		return []drift.Finding{{Kind: drift.VersionSkew, Object: ref(n), Expected: p.Version, Actual: n.LiveVersion,
 			Message: "the apiserver does not run the version the ClusterProfile reports (status.version.kubernetes): its cluster manager's view is stale"}}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
@@ -61,7 +62,7 @@ func TestSummaryAndDrift(t *testing.T) {
 				t.Errorf("summary %q, %v; want %q, %v", summary, health, tt.summary, tt.health)
 			}
 			var got []string
-			for _, f := range append(check.Parent(n), check.Version(n)...) {
+			for _, f := range append(check.Find(n, drift.Held, &drift.Options{}), check.Find(n, drift.Version, &drift.Options{})...) {
 				got = append(got, fmt.Sprintf("%s %s: %s, %s: %s", f.Kind, f.Object, f.Expected, f.Actual, f.Message))
 			}
 			if diff := cmp.Diff(tt.drift, got); diff != "" {
@@ -69,7 +70,7 @@ func TestSummaryAndDrift(t *testing.T) {
 			}
 		})
 	}
-	if s, h := Summary(&fleet.Node{Name: "plain"}); s != "" || h != fleet.HealthNone || check.Parent(&fleet.Node{}) != nil {
+	if s, h := Summary(&fleet.Node{Name: "plain"}); s != "" || h != fleet.HealthNone || check.Find(&fleet.Node{}, drift.Held, &drift.Options{}) != nil {
 		t.Errorf("a cluster no profile holds: %q, %v", s, h)
 	}
 }

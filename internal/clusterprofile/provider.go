@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
@@ -51,7 +52,7 @@ var (
 	_ provider.Configurable = &Provider{}
 	_ provider.Settable     = &Provider{}
 	_ provider.Presenter    = &Provider{}
-	_ provider.Analyst      = &Provider{}
+	_ drift.Analyst         = &Provider{}
 	_ provider.Grouper      = &Provider{}
 )
 
@@ -78,7 +79,7 @@ func (*Provider) Presentation() fleet.Presentation {
 }
 
 // DriftCheck is the ClusterProfile's part of drift (DriftCheck).
-func (*Provider) DriftCheck() fleet.DriftCheck { return DriftCheck() }
+func (*Provider) DriftCheck() drift.Check { return DriftCheck() }
 
 // EnvKind names the environments a profile puts its cluster in.
 func (*Provider) EnvKind() string { return "ClusterProfile manager or clusterset" }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/pkg/access"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
@@ -84,7 +85,7 @@ func TestProvider(t *testing.T) {
 	if len(cols) != 1 || cols[0].Header != "PROFILE" || cols[0].Before != "FLUX" {
 		t.Errorf("columns %+v", cols)
 	}
-	if !slices.Equal(p.DriftCheck().Kinds, []fleet.DriftKind{"not-ready", "version-skew"}) {
+	if !slices.Equal(p.DriftCheck().Kinds, []drift.Kind{"not-ready", "version-skew"}) {
 		t.Errorf("drift kinds %v", p.DriftCheck().Kinds)
 	}
 	s, err := provider.Set{p}.Scheme()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe/describer"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
@@ -113,12 +114,13 @@ func (o *DescribeOptions) Validate() error {
 func (o *DescribeOptions) Run(ctx context.Context) error {
 	opts := o.Options([][]fleet.Segment{o.segments}, 0)
 	opts.KeepConnections = true
-	res, err := o.walk(ctx, opts, describer.Probes()...)
+	checks := drift.ChecksOf(o.Providers)
+	res, err := o.walk(ctx, opts, describer.Probes(checks)...)
 	if err != nil {
 		return err
 	}
 	o.markFrozen(res)
-	cfg := describer.Config{Timeout: o.Timeout, Checks: o.Providers.DriftChecks(), Now: time.Now(), Linkers: o.Providers.Linkers(), Parts: o.Providers.DescribeParts()}
+	cfg := describer.Config{Timeout: o.Timeout, Checks: checks, Now: time.Now(), Linkers: o.Providers.Linkers(), Parts: o.Providers.DescribeParts()}
 	if p, ok := o.Providers.Describer(res.Selected[0]); ok {
 		opts := describe.Options{ShowConditions: o.ShowConditions, Grouping: o.Grouping, Echo: o.Echo}
 		cfg.Holder = p.Name()

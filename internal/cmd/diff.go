@@ -12,8 +12,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxdiff"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
+	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
 )
 
 // Exit codes of diff, as kubectl diff and flux diff have them.
@@ -159,7 +158,7 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	}
 	report := fluxdiff.NewReport(diffs, unreadable)
 	err = o.printAs(o.Output, report, func() error {
-		return render.Diff(o.Out, report, render.DiffOptions{Color: o.useColor(o.Out)})
+		return fluxdiff.Draw(o.Out, report, fluxdiff.DrawOptions{Color: o.useColor(o.Out)})
 	})
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/fluxdiff"
+	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
@@ -42,9 +42,9 @@ type DriftFlags struct {
 	Grace         time.Duration
 	MaxSuspendAge time.Duration
 
-	kinds map[fleet.DriftKind]bool
+	kinds map[drift.Kind]bool
 	// checks are the integrations' parts of drift (their kinds).
-	checks []fleet.DriftCheck
+	checks []drift.Check
 }
 
 // NewDriftFlags returns the defaults.
@@ -52,7 +52,7 @@ func NewDriftFlags() DriftFlags { return DriftFlags{Grace: 5 * time.Minute} }
 
 // AddFlags registers the drift flags, for drift's own kinds and the
 // integrations' checks'.
-func (d *DriftFlags) AddFlags(f *pflag.FlagSet, checks []fleet.DriftCheck) {
+func (d *DriftFlags) AddFlags(f *pflag.FlagSet, checks []drift.Check) {
 	d.checks = checks
 	f.StringSliceVar(&d.Kinds, flagKind, nil, "Drift kinds to report: "+strings.Join(driftKindNames(checks), ", ")+" (default: all)")
 	f.DurationVar(&d.Grace, flagGrace, d.Grace, "How long a controller may take to observe a new generation before the object is stalled")
@@ -62,7 +62,7 @@ func (d *DriftFlags) AddFlags(f *pflag.FlagSet, checks []fleet.DriftCheck) {
 // Validate parses the kinds and checks the durations.
 func (d *DriftFlags) Validate() []error {
 	var errs []error
-	d.kinds = map[fleet.DriftKind]bool{}
+	d.kinds = map[drift.Kind]bool{}
 	for _, k := range d.Kinds {
 		kind, err := drift.ParseKind(k, d.checks...)
 		if err != nil {
@@ -143,7 +143,7 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 	runWithUsageCode(cmd, ExitDriftError, o)
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
-	o.DriftFlags.AddFlags(f, root.Providers.DriftChecks())
+	o.DriftFlags.AddFlags(f, drift.ChecksOf(root.Providers))
 	o.WatchFlags.AddFlags(f, "each finding that appears or clears")
 	o.GitFlags.AddFlags(f, "compare GitRepositories whose URL is one of its remotes with its commit of the branch they track")
 	f.StringSliceVar(&o.Levels, flagLevel, nil, "Only clusters at these levels: root, master, tenant")
@@ -155,7 +155,7 @@ func NewCmdDrift(root *RootOptions) *cobra.Command {
 	return cmd
 }
 
-func driftKindNames(checks []fleet.DriftCheck) []string { return stringsOf(drift.Kinds(checks...)) }
+func driftKindNames(checks []drift.Check) []string { return stringsOf(drift.Kinds(checks...)) }
 
 // Complete parses PATHs and levels.
 func (o *DriftOptions) Complete(args []string) error {
@@ -193,7 +193,7 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	}
 	opts := o.Options(o.paths, -1)
 	opts.KeepConnections, o.retain = o.Watch, o.Watch
-	res, err := o.walk(ctx, opts, drift.Probe[*reach.Cluster]())
+	res, err := o.walk(ctx, opts, drift.Probes(o.checks)...)
 	if err != nil {
 		return &ExitError{Code: ExitDriftError, Err: err}
 	}
@@ -209,7 +209,7 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	now := o.now()
 	dopts := o.options(now)
 	if o.checkout != nil {
-		declared := gitops.Declared(o.everything(res), o.locator(res.Root))
+		declared := fluxgit.Declared(o.everything(res), o.locator(res.Root))
 		dopts.Declared = func(holder string, r fleet.ObjectRef) (string, bool) {
 			file, ok := declared[ops.KeyOn(holder, ops.Key(r.Kind, r.Namespace, r.Name))]
 			return file, ok
@@ -242,6 +242,6 @@ func (o *DriftOptions) watch(ctx context.Context, res *fleet.Result[*reach.Clust
 		}
 		return ev.Kind == watch.KindFinding || ev.Change == watch.Disconnected || ev.Change == watch.Reconnected
 	}
-	err := o.watchFleet(ctx, res, opts, []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster]()}, analyze, keep, o.Output)
+	err := o.watchFleet(ctx, res, opts, drift.Probes(o.checks), analyze, keep, o.Output)
 	return &ExitError{Code: ExitDriftError, Err: err}
 }

@@ -59,7 +59,7 @@ func TestDriftFindsEveryKindItShould(t *testing.T) {
 			if got := found(rep); !slices.Equal(got, want) {
 				t.Errorf("findings:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 			}
-			byKey := map[string]fleet.Finding{}
+			byKey := map[string]drift.Finding{}
 			for _, f := range rep.Findings {
 				if f.Object != nil {
 					byKey[string(f.Kind)+" "+f.Object.Name] = f

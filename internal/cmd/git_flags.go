@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 )
 
@@ -62,12 +63,12 @@ func (g *GitFlags) declare(root *fleet.Node, nodes []*fleet.Node) {
 // locator finds the manifests of the fleet below root in the --git
 // checkout, from the GitRepositories whose URL is a remote of it or that
 // --source maps to it.
-func (g *GitFlags) locator(root *fleet.Node) *gitops.Locator {
+func (g *GitFlags) locator(root *fleet.Node) *fluxgit.Locator {
 	names := map[string]bool{}
 	for name, c := range g.sources {
 		if c.Dir == g.checkout.Dir {
 			names[name] = true
 		}
 	}
-	return gitops.NewLocator(g.checkout, root, names)
+	return fluxgit.NewLocator(g.checkout, root, names)
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
@@ -84,7 +85,7 @@ func NewCmdList(root *RootOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
-	o.ViewFlags.AddFlags(cmd, root.Providers.DriftChecks())
+	o.ViewFlags.AddFlags(cmd, drift.ChecksOf(root.Providers))
 	o.WatchFlags.AddFlags(cmd.Flags(), "the clusters")
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the CAPI Cluster objects (e.g. -l env=prod,tier!=edge)")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: wide, name, json or yaml")

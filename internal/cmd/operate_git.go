@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
@@ -39,10 +40,10 @@ func (o *OperationOptions) runGit(ctx context.Context) error {
 	if err := o.confirm(plan); err != nil {
 		return err
 	}
-	loc := gitops.NewLocator(checkout, res.Root, nil)
-	change, err := gitops.PlanGit(ctx, plan, gitops.GitConfig{Locator: loc, Force: o.Force})
+	loc := fluxgit.NewLocator(checkout, res.Root, nil)
+	change, err := fluxgit.PlanGit(ctx, plan, fluxgit.GitConfig{Locator: loc, Force: o.Force})
 	if err != nil {
-		var refused *gitops.RefusedError
+		var refused *fluxgit.RefusedError
 		if errors.As(err, &refused) {
 			return fmt.Errorf("%s --%s refused, %w", o.verb.name, flagGit, err)
 		}
@@ -54,7 +55,7 @@ func (o *OperationOptions) runGit(ctx context.Context) error {
 			change.Subject += " until " + o.until.UTC().Format(time.RFC3339)
 		}
 	}
-	report, err := gitops.RunGit(ctx, change, loc, gitops.GitRun{
+	report, err := fluxgit.RunGit(ctx, change, loc, fluxgit.GitRun{
 		DryRun: o.DryRun, Branch: o.Branch, Reason: o.Reason,
 		Command: o.command, Started: started, Now: o.now,
 	})

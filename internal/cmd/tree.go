@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
@@ -98,7 +99,7 @@ func NewCmdTree(root *RootOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
-	o.ViewFlags.AddFlags(cmd, root.Providers.DriftChecks())
+	o.ViewFlags.AddFlags(cmd, drift.ChecksOf(root.Providers))
 	o.WatchFlags.AddFlags(f, "the tree")
 	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below PATH to walk; -1 for all")
 	f.StringVarP(&o.Output, flagOutput, "o", o.Output, "Output format: tree (default), json or yaml")

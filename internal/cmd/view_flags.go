@@ -23,7 +23,7 @@ type ViewFlags struct {
 
 // AddFlags registers --drift, the drift flags (of drift's own kinds and
 // the checks'), --git and --source.
-func (v *ViewFlags) AddFlags(cmd *cobra.Command, checks []fleet.DriftCheck) {
+func (v *ViewFlags) AddFlags(cmd *cobra.Command, checks []drift.Check) {
 	f := cmd.Flags()
 	v.flags = f
 	f.BoolVar(&v.Drift, flagDrift, false, "Mark clusters with drift and show the findings (as kubectl fleet drift finds them)")
@@ -49,7 +49,7 @@ func (v *ViewFlags) Validate() []error {
 // probes are the walk's extra probes.
 func (v *ViewFlags) probes() []fleet.Probe[*reach.Cluster] {
 	if v.Drift {
-		return []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster]()}
+		return drift.Probes(v.checks)
 	}
 	return nil
 }

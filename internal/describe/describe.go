@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -35,7 +36,7 @@ type Description struct {
 	// objects as a tree, "flux"), each under its key in JSON, here.
 	Parts []Part `json:"-"`
 	// Findings are the cluster's drift findings.
-	Findings []fleet.Finding `json:"findings"`
+	Findings []drift.Finding `json:"findings"`
 	// Clusters are the clusters this one holds, by every edge; nil when
 	// they could not be listed. ClustersError says which edges could not
 	// be listed, and why.

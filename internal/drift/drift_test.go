@@ -1,16 +1,16 @@
 package drift_test
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -18,7 +18,7 @@ var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 func ago(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
 
 // kinds are the kinds of the findings, with their objects' names.
-func kinds(fs []fleet.Finding) []string {
+func kinds(fs []drift.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		s := string(f.Kind)
@@ -30,203 +30,189 @@ func kinds(fs []fleet.Finding) []string {
 	return out
 }
 
-func node(objects ...flux.Object) *fleet.Node {
-	n := &fleet.Node{Path: "aws/a", Name: "a", Namespace: "t", Version: "v1.36.3", LiveVersion: "v1.36.3"}
-	flux.SetDeclaredBy(n, "Kustomization/flux-system/flux-system")
-	flux.Set(n, &flux.Status{Installed: true, Objects: objects})
-	return n
+var stageNames = map[drift.Stage]string{drift.Held: "held", drift.Declared: "declared", drift.Version: "version", drift.Objects: "objects", drift.Deployed: "deployed"}
+
+// fake is a check that finds, at every stage, a finding of kind whose
+// object names the check and the stage.
+func fake(name string, kind drift.Kind) drift.Check {
+	return drift.Check{Kinds: []drift.Kind{kind}, Find: func(_ *fleet.Node, at drift.Stage, _ *drift.Options) []drift.Finding {
+		return []drift.Finding{{Kind: kind, Object: &fleet.ObjectRef{Name: name + "@" + stageNames[at]}}}
+	}}
 }
 
-func ready(o flux.Object) flux.Object {
-	o.Ready, o.Namespace = "True", "flux-system"
-	if o.Generation == 0 {
-		o.Generation, o.ObservedGeneration = 1, 1
-	}
-	return o
-}
-
-func TestEachKindPresentAndAbsent(t *testing.T) {
-	src := ready(flux.Object{Kind: "GitRepository", Name: "flux-system", Revision: "main@sha1:bbb", URL: "https://git.example/fleet"})
-	cases := []struct {
-		name string
-		n    *fleet.Node
-		opts drift.Options
-		want []string
-	}{
-		{"clean", node(src, ready(flux.Object{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:bbb", AttemptedRevision: "main@sha1:bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
-		{"revision", node(src, ready(flux.Object{Kind: "Kustomization", Name: "ks", Revision: "main@sha1:aaa", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, []string{"revision ks"}},
-		{"legacy revision format is the same revision", node(src, ready(flux.Object{Kind: "Kustomization", Name: "ks", Revision: "main/bbb", ArtifactSource: "GitRepository/flux-system/flux-system"})), drift.Options{}, nil},
-		{"failing, not also not-ready", node(flux.Object{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Revision: "main@sha1:aaa", AttemptedRevision: "main@sha1:ccc"}), drift.Options{}, []string{"failing ks"}},
-		{"not-ready", node(flux.Object{Kind: "GitRepository", Namespace: "flux-system", Name: "src", Ready: "Unknown"}), drift.Options{}, []string{"not-ready src"}},
-		{"stalled past the grace", node(ready(flux.Object{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 5 * time.Minute}, []string{"stalled ks"}},
-		{"within the grace", node(ready(flux.Object{Kind: "Kustomization", Name: "ks", Generation: 3, ObservedGeneration: 2, ReadySince: ago(10 * time.Minute)})), drift.Options{Grace: 15 * time.Minute}, nil},
-		{"suspended, and nothing else of it", node(flux.Object{Kind: "Kustomization", Namespace: "flux-system", Name: "ks", Ready: "False", Suspended: true, Revision: "x", AttemptedRevision: "y"}), drift.Options{}, []string{"suspended ks"}},
-		{"a recent suspension under --max-suspend-age", node(flux.Object{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &ops.Suspension{By: "bob", At: ago(time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, nil},
-		{"an old one", node(flux.Object{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true, Suspension: &ops.Suspension{By: "alice", At: ago(100 * time.Hour)}}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
-		{"one of unknown age", node(flux.Object{Kind: "Kustomization", Name: "ks", Ready: "True", Suspended: true}), drift.Options{MaxSuspendAge: 72 * time.Hour}, []string{"suspended ks"}},
-		{"helm-drift", node(ready(flux.Object{Kind: "HelmRelease", Name: "hr", Drifted: &flux.Condition{Message: "changed"}})), drift.Options{}, []string{"helm-drift hr"}},
-		{"kinds filter", node(ready(flux.Object{Kind: "HelmRelease", Name: "hr", Drifted: &flux.Condition{}})), drift.Options{Kinds: map[fleet.DriftKind]bool{drift.Revision: true}}, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.Now = now
-			got := kinds(drift.Find([]*fleet.Node{tc.n}, tc.opts))
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("findings = %v, want %v", got, tc.want)
-			}
-			for _, f := range drift.Findings(tc.n) {
-				if f.Cluster != "aws/a" {
-					t.Errorf("finding on %q, want the node's path", f.Cluster)
-				}
-			}
-		})
-	}
-}
-
-func TestClusterKinds(t *testing.T) {
-	n := node()
-	n.Version = "v1.35.0"
-	flux.SetDeclaredBy(n, "")
-	capi.Set(n, &capi.Status{ControlPlane: &capi.Replicas{Versions: []capi.VersionCount{{Version: "v1.35.0", Replicas: 1}, {Version: "v1.36.3", Replicas: 2}}}})
-	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now}))
-	want := []string{"undeclared " + n.Name, "version-skew", "version-skew"}
+// Drift asks the checks at each stage, in their order, its own findings
+// between the stages: what can be read first, the declared version after
+// what the holders say of the cluster. Of a cluster not read, it asks
+// only what its holder says and what deploys to it, then says it is
+// unreadable. A cycle has no findings.
+func TestStagesInOrder(t *testing.T) {
+	checks := []drift.Check{fake("a", drift.Revision), fake("b", drift.Paused), {Kinds: []drift.Kind{drift.Degraded}}}
+	n := &fleet.Node{Path: "aws/a", Version: "v1.36.3", LiveVersion: "v1.35.0", ProbeErrors: map[string]string{"drift": "forbidden"}}
+	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now, Checks: checks}))
+	want := []string{"unreadable", "revision a@held", "paused b@held", "revision a@declared", "paused b@declared", "version-skew",
+		"revision a@version", "paused b@version", "revision a@objects", "paused b@objects", "revision a@deployed", "paused b@deployed"}
 	if !slices.Equal(got, want) {
+		t.Errorf("findings of a read cluster:\n got %v\nwant %v", got, want)
+	}
+	for _, f := range drift.Findings(n) {
+		if f.Cluster != "aws/a" {
+			t.Errorf("finding on %q, want the node's path", f.Cluster)
+		}
+	}
+	unread := &fleet.Node{Path: "aws/b", Error: "cannot reach"}
+	got = kinds(drift.Find([]*fleet.Node{unread}, drift.Options{Now: now, Checks: checks}))
+	want = []string{"revision a@held", "paused b@held", "revision a@deployed", "paused b@deployed", "unreadable"}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings of an unread cluster:\n got %v\nwant %v", got, want)
+	}
+	if f := drift.Findings(unread); f[len(f)-1].Message != "cannot reach" || f[len(f)-1].Actual != "not read" {
+		t.Errorf("unreadable = %+v", f[len(f)-1])
+	}
+	root := ""
+	cycle := &fleet.Node{Path: "aws/c", CycleOf: &root}
+	if got := drift.Find([]*fleet.Node{cycle}, drift.Options{Checks: checks}); got != nil || drift.Findings(cycle) != nil {
+		t.Errorf("a cycle's findings = %v", got)
+	}
+	// An EKS build runs its version; the root without checks is clean.
+	eks := &fleet.Node{Path: "aws/d", Version: "v1.36.3", LiveVersion: "v1.36.3-eks-1234"}
+	if got := drift.Find([]*fleet.Node{eks, {Path: ""}}, drift.Options{}); got != nil {
+		t.Errorf("findings = %v", kinds(got))
+	}
+}
+
+// --kind keeps the findings of its kinds, after they are found.
+func TestKindFilter(t *testing.T) {
+	checks := []drift.Check{fake("a", drift.Revision), fake("b", drift.Paused)}
+	n := &fleet.Node{Path: "aws/a", Error: "x"}
+	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Checks: checks, Kinds: map[drift.Kind]bool{drift.Paused: true, drift.Unreadable: true}}))
+	if want := []string{"paused b@held", "paused b@deployed", "unreadable"}; !slices.Equal(got, want) {
 		t.Errorf("findings = %v, want %v", got, want)
 	}
-	eks := node()
-	eks.LiveVersion = "v1.36.3-eks-1234"
-	unreachable := &fleet.Node{Path: "aws/b", Error: "cannot reach"}
-	root := &fleet.Node{Path: "", LiveVersion: "v1.36.3"}
-	flux.Set(root, &flux.Status{})
-	if got := kinds(drift.Find([]*fleet.Node{eks, unreachable, root}, drift.Options{Now: now})); !slices.Equal(got, []string{"unreadable"}) {
-		t.Errorf("findings = %v, want only the unreachable cluster's: an EKS build is its version, the root is no CAPI Cluster", got)
-	}
-	s := drift.Summarize([]*fleet.Node{n, eks, unreachable, root})
-	if s.String() != "4 findings on 2 of 4 clusters: 2 version-skew, 1 undeclared, 1 unreadable" {
-		t.Errorf("summary = %q", s)
-	}
-	if s := drift.Summarize([]*fleet.Node{eks}); s.String() != "no drift on 1 cluster" {
-		t.Errorf("summary = %q", s)
+	if got := drift.Findings(n); len(got) != 3 {
+		t.Errorf("the facet holds %d findings, want the 3 kept", len(got))
 	}
 }
 
-// What an OCM hub reports of a cluster: each finding present and absent,
-// and still known of a cluster that could not be reached; a cluster no
-// CAPI Cluster describes is not undeclared.
-func TestOCMKinds(t *testing.T) {
-	managed := func(reg ocm.Registration, mutate ...func(*fleet.Node)) *fleet.Node {
-		n := node()
-		flux.SetDeclaredBy(n, "")
-		n.Edges = []fleet.Edge{{Kind: "ocm", Name: "a"}}
-		n.SetFacet(ocm.Edge, &reg)
-		for _, m := range mutate {
-			m(n)
-		}
-		return n
+// Kinds are drift's documented kinds, then those only a check knows, in
+// the checks' order, then unreadable: parsed, and counted in the
+// summary in that order.
+func TestKinds(t *testing.T) {
+	all := drift.Kinds()
+	if got, want := strings.Join(stringsOf(all), ","), "revision,failing,not-ready,stalled,suspended,helm-drift,version-skew,undeclared,source-behind-git,"+
+		"out-of-sync,degraded,sync-failed,auto-sync-off,no-destination,not-joined,unavailable,paused,unreadable"; got != want {
+		t.Errorf("Kinds() = %s", got)
 	}
-	ok := ocm.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.36.3"}
-	unreachable := func(n *fleet.Node) {
-		n.Error, n.LiveVersion = "cannot reach", ""
-		flux.Set(n, nil)
-	}
-	cases := []struct {
-		name string
-		n    *fleet.Node
-		want []string
-	}{
-		{"clean", managed(ok), nil},
-		{"not accepted", managed(ocm.Registration{Version: "v1.36.3"}), []string{"not-joined a"}},
-		{"not joined, unreachable", managed(ocm.Registration{Accepted: true, Available: "Unknown"}, unreachable), []string{"not-joined a", "unreadable"}},
-		{"unavailable", managed(ocm.Registration{Accepted: true, Joined: "True", Available: "False", Version: "v1.36.3"}), []string{"unavailable a"}},
-		{"a stale version", managed(ocm.Registration{Accepted: true, Joined: "True", Available: "True", Version: "v1.35.0"}), []string{"version-skew"}},
-		{"an EKS build of the reported version", managed(ok, func(n *fleet.Node) { n.LiveVersion = "v1.36.3-eks-1" }), nil},
-		{"also a CAPI Cluster, undeclared", managed(ok, func(n *fleet.Node) { n.Edges = append(n.Edges, fleet.Edge{Kind: "capi", Namespace: "t", Name: "a"}) }), []string{"undeclared a"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := kinds(drift.Find([]*fleet.Node{tc.n}, drift.Options{Now: now, Checks: []fleet.DriftCheck{ocm.DriftCheck()}})); !slices.Equal(got, tc.want) {
-				t.Errorf("findings = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestVersionsPerEnvironment(t *testing.T) {
-	a, b := node(), node()
-	drift.SetFluxVersion(a, "v2.9.4")
-	drift.SetFluxVersion(b, "v2.8.1")
-	b.Path = "aws/b"
-	gone := &fleet.Node{Path: "azure/c", Error: "x"}
-	got := drift.Versions([]*fleet.Node{a, b, gone})
-	if len(got) != 2 || got[0].Env != "aws" || got[0].Flux["v2.8.1"] != 1 || got[0].Kubernetes["v1.36.3"] != 2 || got[1].Kubernetes["unknown"] != 1 {
-		t.Errorf("versions = %+v", got)
-	}
-}
-
-// The integrations' kinds are kinds of drift: listed before unreadable,
-// parsed, and counted in the summary in that order.
-func TestChecksAddKinds(t *testing.T) {
-	checks := []fleet.DriftCheck{ocm.DriftCheck()}
-	all := drift.Kinds(checks...)
-	if got := all[len(all)-3:]; !slices.Equal(got, []fleet.DriftKind{ocm.NotJoined, ocm.Unavailable, drift.Unreadable}) {
+	checks := []drift.Check{{Kinds: []drift.Kind{drift.Paused, "lost"}}, {Kinds: []drift.Kind{"lost", "stolen", drift.Unreadable}}}
+	all = drift.Kinds(checks...)
+	if got := all[len(all)-4:]; !slices.Equal(got, []drift.Kind{drift.Paused, "lost", "stolen", drift.Unreadable}) {
 		t.Errorf("last kinds = %v", got)
 	}
-	if _, err := drift.ParseKind("not-joined"); err == nil {
-		t.Error("not-joined is a kind without the OCM check")
+	if _, err := drift.ParseKind("lost"); err == nil || !strings.Contains(err.Error(), "use revision, failing,") {
+		t.Errorf("lost is a kind without the check that finds it: %v", err)
 	}
-	if k, err := drift.ParseKind("not-joined", checks...); err != nil || k != ocm.NotJoined {
-		t.Errorf("ParseKind(not-joined) = %v, %v", k, err)
+	if k, err := drift.ParseKind("lost", checks...); err != nil || k != "lost" {
+		t.Errorf("ParseKind(lost) = %v, %v", k, err)
 	}
-	n := node()
-	drift.SetFindings(n, []fleet.Finding{{Kind: drift.Unreadable}, {Kind: ocm.Unavailable}, {Kind: drift.Revision}})
-	if got, want := drift.Summarize([]*fleet.Node{n}, checks...).String(), "3 findings on 1 of 1 cluster: 1 revision, 1 unavailable, 1 unreadable"; got != want {
+	n := &fleet.Node{Path: "aws/a"}
+	drift.SetFindings(n, []drift.Finding{{Kind: drift.Unreadable}, {Kind: "stolen"}, {Kind: drift.Unavailable}, {Kind: drift.Revision}})
+	if got, want := drift.Summarize([]*fleet.Node{n, {Path: "aws/b"}}, checks...).String(), "4 findings on 1 of 2 clusters: 1 revision, 1 unavailable, 1 stolen, 1 unreadable"; got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
 	// A summary not made by Summarize still counts every kind: the
-	// others after drift's own.
-	s := drift.Summary{Findings: 3, Clusters: 1, Read: 1, ByKind: drift.Summarize([]*fleet.Node{n}).ByKind}
-	if got, want := s.String(), "3 findings on 1 of 1 cluster: 1 revision, 1 unreadable, 1 unavailable"; got != want {
+	// others after drift's own, by name.
+	s := drift.Summary{Findings: 4, Clusters: 1, Read: 1, ByKind: drift.Summarize([]*fleet.Node{n}).ByKind}
+	if got, want := s.String(), "4 findings on 1 of 1 cluster: 1 revision, 1 unavailable, 1 unreadable, 1 stolen"; got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
+	if s := drift.Summarize([]*fleet.Node{{Path: "aws/b"}}); s.String() != "no drift on 1 cluster" {
+		t.Errorf("summary = %q", s)
+	}
+}
+
+func stringsOf(ks []drift.Kind) []string {
+	out := make([]string, 0, len(ks))
+	for _, k := range ks {
+		out = append(out, string(k))
+	}
+	return out
 }
 
 // With the audit's Declared (drift --git), each suspension says what
 // explains it: git, a freeze, suspend, or nothing; without it, none.
+// --max-suspend-age leaves out the recent ones, not those of unknown age.
 func TestSuspensionCauses(t *testing.T) {
-	suspended := func(name string, s *ops.Suspension) flux.Object {
-		o := ready(flux.Object{Kind: "Kustomization", Name: name, Suspended: true})
-		o.Suspension = s
-		return o
-	}
-	n := node(
-		suspended("declared", &ops.Suspension{Fleet: true, By: "alice"}),
-		suspended("frozen", &ops.Suspension{Fleet: true, By: "alice", Reason: "INC-9", Freeze: "INC-9", At: ago(time.Hour)}),
-		suspended("suspended", &ops.Suspension{Fleet: true, By: "bob", Reason: "incident 41"}),
-		suspended("operator", &ops.Suspension{By: "flux-operator-user"}),
-		suspended("hand", nil),
-	)
 	declared := func(holder string, o fleet.ObjectRef) (string, bool) {
 		return "clusters/aws/a.yaml:3", holder == "aws/a" && o.Name == "declared"
 	}
-	got := map[string]fleet.Finding{}
-	for _, f := range drift.Find([]*fleet.Node{n}, drift.Options{Now: now, Declared: declared}) {
-		got[f.Object.Name] = f
-	}
-	want := map[string]struct{ cause, message string }{
-		"declared":  {drift.CauseGit, "suspended by alice; declared in git: clusters/aws/a.yaml:3"},
-		"frozen":    {drift.CauseFreeze, "suspended by alice: INC-9 (freeze INC-9)"},
-		"suspended": {drift.CauseSuspend, "suspended by bob: incident 41"},
-		"operator":  {drift.CauseSuspend, "suspended by flux-operator-user"},
-		"hand":      {drift.CauseUnexplained, "suspended, by whom is not recorded"},
-	}
-	for name, w := range want {
-		if f := got[name]; f.Cause != w.cause || f.Message != w.message {
-			t.Errorf("%s: cause %q, message %q; want %q, %q", name, f.Cause, f.Message, w.cause, w.message)
+	for _, c := range []struct {
+		name           string
+		s              *ops.Suspension
+		cause, message string
+	}{
+		{"declared", &ops.Suspension{Fleet: true, By: "alice"}, drift.CauseGit, "suspended by alice; declared in git: clusters/aws/a.yaml:3"},
+		{"frozen", &ops.Suspension{Fleet: true, By: "alice", Reason: "INC-9", Freeze: "INC-9", At: ago(time.Hour)}, drift.CauseFreeze, "suspended by alice: INC-9 (freeze INC-9)"},
+		{"suspended", &ops.Suspension{Fleet: true, By: "bob", Reason: "incident 41"}, drift.CauseSuspend, "suspended by bob: incident 41"},
+		{"operator", &ops.Suspension{By: "flux-operator-user"}, drift.CauseSuspend, "suspended by flux-operator-user"},
+		{"hand", nil, drift.CauseUnexplained, "suspended, by whom is not recorded"},
+	} {
+		ref := fleet.ObjectRef{Kind: "Kustomization", Name: c.name}
+		opts := &drift.Options{Now: now, Declared: declared}
+		f, ok := opts.Suspension(c.s, ref, "aws/a")
+		if !ok || f.Kind != drift.Suspended || f.Cause != c.cause || f.Message != c.message {
+			t.Errorf("%s: %v, %+v; want cause %q, message %q", c.name, ok, f, c.cause, c.message)
+		}
+		if f, _ := (&drift.Options{Now: now}).Suspension(c.s, ref, "aws/a"); f.Cause != "" {
+			t.Errorf("without --git, %s has a cause: %q", c.name, f.Cause)
 		}
 	}
-	for _, f := range drift.Find([]*fleet.Node{n}, drift.Options{Now: now}) {
-		if f.Cause != "" {
-			t.Errorf("without --git, %s has a cause: %q", f.Object.Name, f.Cause)
+	aged := &drift.Options{Now: now, MaxSuspendAge: 72 * time.Hour}
+	for _, c := range []struct {
+		s    *ops.Suspension
+		want bool
+	}{{&ops.Suspension{By: "bob", At: ago(time.Hour)}, false}, {&ops.Suspension{By: "alice", At: ago(100 * time.Hour)}, true}, {nil, true}} {
+		if _, ok := aged.Suspension(c.s, fleet.ObjectRef{Name: "x"}, "aws/a"); ok != c.want {
+			t.Errorf("suspension %+v reported %v under --max-suspend-age, want %v", c.s, ok, c.want)
 		}
+	}
+	if !aged.Older("", time.Hour) || !aged.Older(ago(2*time.Hour), time.Hour) || aged.Older(ago(time.Minute), time.Hour) {
+		t.Error("Older: an unrecorded time counts as older, a recent one not")
 	}
 }
+
+// Versions count per environment the Kubernetes and Flux versions: a
+// cluster not read as unknown, one without Flux as none, Flux without a
+// version label as unlabelled.
+func TestVersionsPerEnvironment(t *testing.T) {
+	a, b, bare, unlabelled := &fleet.Node{Path: "aws/a", LiveVersion: "v1.36.3"}, &fleet.Node{Path: "aws/b", LiveVersion: "v1.36.3"},
+		&fleet.Node{Path: "azure/d", LiveVersion: "v1.35.0"}, &fleet.Node{Path: "azure/e"}
+	drift.SetFluxVersion(a, "v2.9.4", true)
+	drift.SetFluxVersion(b, "v2.8.1", true)
+	drift.SetFluxVersion(bare, "", false)
+	drift.SetFluxVersion(unlabelled, "", true)
+	gone := &fleet.Node{Path: "azure/c", Error: "x"}
+	got := drift.Versions([]*fleet.Node{a, b, gone, bare, unlabelled})
+	if len(got) != 2 || got[0].Env != "aws" || got[0].Flux["v2.8.1"] != 1 || got[0].Kubernetes["v1.36.3"] != 2 ||
+		got[1].Kubernetes["unknown"] != 2 || got[1].Flux["unknown"] != 1 || got[1].Flux["none"] != 1 || got[1].Flux["unlabelled"] != 1 {
+		t.Errorf("versions = %+v", got)
+	}
+	if drift.FluxVersionOf(a) != "v2.9.4" || drift.FluxVersionOf(unlabelled) != "" {
+		t.Error("FluxVersionOf")
+	}
+}
+
+// ChecksOf are the checks of the analysts, in order; Probes theirs.
+func TestChecksOf(t *testing.T) {
+	p := fleet.NewProbe("x", func(_ context.Context, _ *reach.Cluster) (func(*fleet.Node), error) { return nil, nil })
+	ps := []any{analyst{drift.Check{Kinds: []drift.Kind{"one"}}}, "not one", analyst{drift.Check{Kinds: []drift.Kind{"two"}, Probes: []fleet.Probe[*reach.Cluster]{p}}}}
+	checks := drift.ChecksOf(ps)
+	if len(checks) != 2 || checks[0].Kinds[0] != "one" || checks[1].Kinds[0] != "two" {
+		t.Errorf("checks = %+v", checks)
+	}
+	if got := drift.Probes(checks); len(got) != 1 || got[0].Name() != "x" {
+		t.Errorf("probes = %v", got)
+	}
+}
+
+type analyst struct{ c drift.Check }
+
+func (a analyst) DriftCheck() drift.Check { return a.c }

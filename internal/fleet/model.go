@@ -102,27 +102,6 @@ func (n *Node) Incomplete() bool {
 	return n.Error != "" || len(n.Unread()) > 0 || len(n.ProbeErrors) > 0
 }
 
-// DriftKind is one kind of drift finding: a fixed word scripts can rely on.
-type DriftKind string
-
-// Finding is one drift problem on one cluster: an object (or the cluster
-// itself) that is not where git or CAPI says it should be.
-type Finding struct {
-	// Cluster is the cluster's path; "" is the root.
-	Cluster string    `json:"cluster"`
-	Kind    DriftKind `json:"kind"`
-	// Object is the object the finding is about, empty for the cluster.
-	Object   *ObjectRef `json:"object,omitempty"`
-	Expected string     `json:"expected,omitempty"`
-	Actual   string     `json:"actual,omitempty"`
-	// Since is when the cluster recorded the state (RFC 3339), if it did.
-	Since   string `json:"since,omitempty"`
-	Message string `json:"message,omitempty" escape:"oneline"`
-	// Cause is what explains the finding, where the analysis knows:
-	// a suspension's, in drift's audit of suspensions against git.
-	Cause string `json:"cause,omitempty"`
-}
-
 // ObjectRef names an object of a cluster.
 type ObjectRef struct {
 	Kind      string `json:"kind"`

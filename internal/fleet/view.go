@@ -144,20 +144,6 @@ const (
 // Styled is a line of one span.
 func Styled(style Style, text string) []Span { return []Span{{Text: text, Style: style}} }
 
-// DriftCheck is an integration's part of drift: its kinds of finding, and
-// what it finds on a cluster at each point of drift's pass over it.
-type DriftCheck struct {
-	// Kinds are its kinds, in the order they are documented and counted.
-	Kinds []DriftKind
-	// Parent finds what is wrong in what the parent says of the cluster
-	// (an OCM hub's registration): known even of a cluster that could not
-	// be read.
-	Parent func(n *Node) []Finding
-	// Version compares the Kubernetes version the integration says the
-	// cluster runs with the live one.
-	Version func(n *Node) []Finding
-}
-
 // SameVersion reports whether a cluster that reports the Kubernetes
 // version live runs declared: v1.36.3 is run by v1.36.3, v1.36.3+k3s1 and
 // v1.36.3-eks-1234.

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
@@ -18,6 +19,7 @@ var (
 	_ provider.Linking   = Provider{}
 	_ provider.Presenter = Provider{}
 	_ provider.Explainer = Provider{}
+	_ drift.Analyst      = Provider{}
 )
 
 // NewProvider returns the Flux provider.
@@ -43,6 +45,9 @@ func (Provider) Presentation() fleet.Presentation { return Presentation() }
 func (Provider) DescribePart(n *fleet.Node, children []*fleet.Node) describe.Part {
 	return describe.Part{Key: facetStatus, Value: Tree(n, children)}
 }
+
+// DriftCheck is Flux's part of drift (DriftCheck).
+func (Provider) DriftCheck() drift.Check { return DriftCheck() }
 
 // Linker links Flux objects to the clusters their spec.kubeConfig reaches.
 func (Provider) Linker() fleet.Linker { return Linker{} }

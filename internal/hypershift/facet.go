@@ -229,16 +229,21 @@ func dash(s string) string {
 // available, paused, or in an update that has not finished. The versions
 // are OpenShift's, not Kubernetes': nothing is compared with the live
 // version.
-func DriftCheck(now func() time.Time) fleet.DriftCheck {
-	return fleet.DriftCheck{
-		Kinds:  []fleet.DriftKind{drift.Degraded, drift.Paused, drift.VersionSkew},
-		Parent: func(n *fleet.Node) []fleet.Finding { return findings(n, now()) },
+func DriftCheck(now func() time.Time) drift.Check {
+	return drift.Check{
+		Kinds: []drift.Kind{drift.Degraded, drift.Paused, drift.VersionSkew},
+		Find: func(n *fleet.Node, at drift.Stage, _ *drift.Options) []drift.Finding {
+			if at != drift.Held {
+				return nil
+			}
+			return findings(n, now())
+		},
 	}
 }
 
 // findings are what is wrong in what the management cluster reports of
 // n at now.
-func findings(n *fleet.Node, now time.Time) []fleet.Finding {
+func findings(n *fleet.Node, now time.Time) []drift.Finding {
 	h := Of(n)
 	if h == nil {
 		return nil
@@ -255,13 +260,13 @@ func findings(n *fleet.Node, now time.Time) []fleet.Finding {
 		}
 		return escape.OneLine(h.Message)
 	}
-	var out []fleet.Finding
+	var out []drift.Finding
 	switch {
 	case h.Degraded == "True":
-		out = append(out, fleet.Finding{Kind: drift.Degraded, Object: hc, Expected: "Degraded=False", Actual: "Degraded=True",
+		out = append(out, drift.Finding{Kind: drift.Degraded, Object: hc, Expected: "Degraded=False", Actual: "Degraded=True",
 			Message: message("HyperShift reports the hosted cluster degraded")})
 	case h.Available == "False":
-		out = append(out, fleet.Finding{Kind: drift.Degraded, Object: hc, Expected: "Available=True", Actual: "Available=False",
+		out = append(out, drift.Finding{Kind: drift.Degraded, Object: hc, Expected: "Available=True", Actual: "Available=False",
 			Message: message("HyperShift reports the hosted control plane not available")})
 	}
 	if h.pausedAt(now) {
@@ -269,11 +274,11 @@ func findings(n *fleet.Node, now time.Time) []fleet.Finding {
 		if _, err := time.Parse(time.RFC3339, h.PausedUntil); err == nil {
 			until = "until " + h.PausedUntil
 		}
-		out = append(out, fleet.Finding{Kind: drift.Paused, Object: hc, Expected: "reconciled", Actual: "spec.pausedUntil=" + h.PausedUntil,
+		out = append(out, drift.Finding{Kind: drift.Paused, Object: hc, Expected: "reconciled", Actual: "spec.pausedUntil=" + h.PausedUntil,
 			Message: "HyperShift does not reconcile the HostedCluster " + until})
 	}
 	if from, to, ok := h.Update(); ok {
-		f := fleet.Finding{Kind: drift.VersionSkew, Object: hc, Expected: to, Actual: orNone(from)}
+		f := drift.Finding{Kind: drift.VersionSkew, Object: hc, Expected: to, Actual: orNone(from)}
 		switch {
 		case len(h.History) > 0 && h.History[0].State != StateCompleted && from == "":
 			f.Message = fmt.Sprintf("the first rollout of %s has not completed (status.version.history[0] %s)", to, h.History[0].State)

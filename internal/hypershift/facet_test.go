@@ -40,35 +40,35 @@ func TestFindings(t *testing.T) {
 	tests := []struct {
 		name string
 		h    *Hosted
-		want []fleet.Finding
+		want []drift.Finding
 	}{
 		{"healthy", healthy(), nil},
 		{"degraded", with(func(h *Hosted) { h.Degraded, h.Message = "True", "etcd is\x1b[31m down" }),
-			[]fleet.Finding{{Kind: drift.Degraded, Object: hc, Expected: "Degraded=False", Actual: "Degraded=True", Message: `etcd is\x1b[31m down`}}},
+			[]drift.Finding{{Kind: drift.Degraded, Object: hc, Expected: "Degraded=False", Actual: "Degraded=True", Message: `etcd is\x1b[31m down`}}},
 		{"not available", with(func(h *Hosted) { h.Available = "False" }),
-			[]fleet.Finding{{Kind: drift.Degraded, Object: hc, Expected: "Available=True", Actual: "Available=False", Message: "HyperShift reports the hosted control plane not available"}}},
+			[]drift.Finding{{Kind: drift.Degraded, Object: hc, Expected: "Available=True", Actual: "Available=False", Message: "HyperShift reports the hosted control plane not available"}}},
 		{"availability unknown", with(func(h *Hosted) { h.Available = "Unknown" }), nil},
 		{"paused until removed", with(func(h *Hosted) { h.PausedUntil = "true" }),
-			[]fleet.Finding{{Kind: drift.Paused, Object: hc, Expected: "reconciled", Actual: "spec.pausedUntil=true", Message: "HyperShift does not reconcile the HostedCluster until the field is removed"}}},
+			[]drift.Finding{{Kind: drift.Paused, Object: hc, Expected: "reconciled", Actual: "spec.pausedUntil=true", Message: "HyperShift does not reconcile the HostedCluster until the field is removed"}}},
 		{"paused until a time to come", with(func(h *Hosted) { h.PausedUntil = future }),
-			[]fleet.Finding{{Kind: drift.Paused, Object: hc, Expected: "reconciled", Actual: "spec.pausedUntil=" + future, Message: "HyperShift does not reconcile the HostedCluster until " + future}}},
+			[]drift.Finding{{Kind: drift.Paused, Object: hc, Expected: "reconciled", Actual: "spec.pausedUntil=" + future, Message: "HyperShift does not reconcile the HostedCluster until " + future}}},
 		{"paused until a time past", with(func(h *Hosted) { h.PausedUntil = past }), nil},
 		{"pausedUntil false", with(func(h *Hosted) { h.PausedUntil = "False" }), nil},
 		{"pausedUntil garbage", with(func(h *Hosted) { h.PausedUntil = "tomorrow" }), nil},
 		{"an update not completed", with(func(h *Hosted) {
 			h.Desired = "4.19.0"
 			h.History = append([]Update{{Version: "4.19.0", State: StatePartial}}, h.History...)
-		}), []fleet.Finding{{Kind: drift.VersionSkew, Object: hc, Expected: "4.19.0", Actual: "4.18.3",
+		}), []drift.Finding{{Kind: drift.VersionSkew, Object: hc, Expected: "4.19.0", Actual: "4.18.3",
 			Message: "the update to 4.19.0 has not completed (status.version.history[0] Partial): the hosted cluster runs 4.18.3"}}},
 		{"an update not applied", with(func(h *Hosted) { h.Desired = "4.19.0" }),
-			[]fleet.Finding{{Kind: drift.VersionSkew, Object: hc, Expected: "4.19.0", Actual: "4.18.3",
+			[]drift.Finding{{Kind: drift.VersionSkew, Object: hc, Expected: "4.19.0", Actual: "4.18.3",
 				Message: "status.version.desired is 4.19.0, the newest completed update 4.18.3: the update has not been applied"}}},
 		{"the first rollout", with(func(h *Hosted) {
 			h.Version, h.Desired, h.History = "", "", []Update{{State: StatePartial, Image: "quay.io/ocp-release:4.18.3"}}
-		}), []fleet.Finding{{Kind: drift.VersionSkew, Object: hc, Expected: "a new release image", Actual: "(none)",
+		}), []drift.Finding{{Kind: drift.VersionSkew, Object: hc, Expected: "a new release image", Actual: "(none)",
 			Message: "the first rollout of a new release image has not completed (status.version.history[0] Partial)"}}},
 		{"degraded, paused and updating", with(func(h *Hosted) { h.Degraded, h.PausedUntil, h.Desired = "True", "true", "4.19.0" }),
-			[]fleet.Finding{
+			[]drift.Finding{
 				{Kind: drift.Degraded, Object: hc, Expected: "Degraded=False", Actual: "Degraded=True", Message: "HyperShift reports the hosted cluster degraded"},
 				{Kind: drift.Paused, Object: hc, Expected: "reconciled", Actual: "spec.pausedUntil=true", Message: "HyperShift does not reconcile the HostedCluster until the field is removed"},
 				{Kind: drift.VersionSkew, Object: hc, Expected: "4.19.0", Actual: "4.18.3", Message: "status.version.desired is 4.19.0, the newest completed update 4.18.3: the update has not been applied"},
@@ -77,15 +77,16 @@ func TestFindings(t *testing.T) {
 	check := (&Provider{Now: clock}).DriftCheck()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, check.Parent(node(tt.h))); diff != "" {
+			if diff := cmp.Diff(tt.want, check.Find(node(tt.h), drift.Held, &drift.Options{})); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if diff := cmp.Diff([]fleet.DriftKind{drift.Degraded, drift.Paused, drift.VersionSkew}, check.Kinds); diff != "" {
+	if diff := cmp.Diff([]drift.Kind{drift.Degraded, drift.Paused, drift.VersionSkew}, check.Kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
-	if check.Parent(&fleet.Node{Name: "other"}) != nil || check.Version != nil {
+	updating := node(&Hosted{Degraded: "True", Version: "4.18.3", Desired: "4.19.0"})
+	if check.Find(&fleet.Node{Name: "other"}, drift.Held, &drift.Options{}) != nil || check.Find(updating, drift.Version, &drift.Options{}) != nil || check.Find(updating, drift.Objects, &drift.Options{}) != nil {
 		t.Error("findings of a cluster no HostedCluster holds, or a version check of OpenShift versions")
 	}
 }

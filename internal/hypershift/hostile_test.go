@@ -107,7 +107,7 @@ func TestHostileHostedClusters(t *testing.T) {
 	if h.Degraded != "True" || h.Available != "" || len(h.Message) > MaxMessage+len("…") || h.Version != "4.18.3" {
 		t.Errorf("bad items: %+v", h)
 	}
-	findings := DriftCheck(clock).Parent(node(h))
+	findings := DriftCheck(clock).Find(node(h), drift.Held, &drift.Options{})
 	if len(findings) != 1 || findings[0].Kind != drift.Degraded || strings.Contains(findings[0].Message, "\x1b") || !strings.HasPrefix(findings[0].Message, `\x1b]52;c;cHduZWQ=\a`) {
 		t.Errorf("findings %+v; want degraded, its message escaped", findings)
 	}

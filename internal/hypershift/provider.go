@@ -8,6 +8,7 @@ import (
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
@@ -27,7 +28,7 @@ type Provider struct {
 var (
 	_ provider.Inventory = &Provider{}
 	_ provider.Presenter = &Provider{}
-	_ provider.Analyst   = &Provider{}
+	_ drift.Analyst      = &Provider{}
 	_ provider.Grouper   = &Provider{}
 )
 
@@ -65,7 +66,7 @@ func (p *Provider) Presentation() fleet.Presentation {
 
 // DriftCheck is HyperShift's part of drift: degraded, paused, and
 // version-skew for an update that has not finished.
-func (p *Provider) DriftCheck() fleet.DriftCheck { return DriftCheck(p.now) }
+func (p *Provider) DriftCheck() drift.Check { return DriftCheck(p.now) }
 
 // EnvKind names a HostedCluster's platform, the environment it puts its
 // cluster in (Hosted.Envs).

@@ -108,24 +108,27 @@ func dash(s string) string {
 	return s
 }
 
-// The kinds of drift an OCM hub's registration shows.
-const (
-	// NotJoined: the OCM hub has not accepted the cluster, or its agent
-	// has not joined.
-	NotJoined fleet.DriftKind = "not-joined"
-	// Unavailable: the OCM hub reports the joined cluster not available.
-	Unavailable fleet.DriftKind = "unavailable"
-)
-
 // DriftCheck is OCM's part of drift: what is wrong in what the hub
-// reports of a cluster, and the version it reports against the live one.
-func DriftCheck() fleet.DriftCheck {
-	return fleet.DriftCheck{Kinds: []fleet.DriftKind{NotJoined, Unavailable}, Parent: registrationDrift, Version: versionDrift}
+// reports of a cluster (drift.Held: not-joined, unavailable), and the
+// version it reports against the live one (drift.Version).
+func DriftCheck() drift.Check {
+	return drift.Check{
+		Kinds: []drift.Kind{drift.NotJoined, drift.Unavailable},
+		Find: func(n *fleet.Node, at drift.Stage, _ *drift.Options) []drift.Finding {
+			switch at {
+			case drift.Held:
+				return registrationDrift(n)
+			case drift.Version:
+				return versionDrift(n)
+			}
+			return nil
+		},
+	}
 }
 
 // registrationDrift is what is wrong in what the cluster's OCM hub
 // reports of it: not accepted or not joined, or joined and not available.
-func registrationDrift(n *fleet.Node) []fleet.Finding {
+func registrationDrift(n *fleet.Node) []drift.Finding {
 	r := Of(n)
 	if r == nil {
 		return nil
@@ -138,20 +141,20 @@ func registrationDrift(n *fleet.Node) []fleet.Finding {
 	}
 	switch {
 	case !r.Accepted:
-		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "accepted", Actual: "spec.hubAcceptsClient false", Message: "the hub does not let the cluster's agent join"}}
+		return []drift.Finding{{Kind: drift.NotJoined, Object: mc, Expected: "accepted", Actual: "spec.hubAcceptsClient false", Message: "the hub does not let the cluster's agent join"}}
 	case r.Joined != "True":
-		return []fleet.Finding{{Kind: NotJoined, Object: mc, Expected: "ManagedClusterJoined=True", Actual: "ManagedClusterJoined=" + orNone(r.Joined), Message: "the cluster's agent has not joined the hub"}}
+		return []drift.Finding{{Kind: drift.NotJoined, Object: mc, Expected: "ManagedClusterJoined=True", Actual: "ManagedClusterJoined=" + orNone(r.Joined), Message: "the cluster's agent has not joined the hub"}}
 	case r.Available != "True":
-		return []fleet.Finding{{Kind: Unavailable, Object: mc, Expected: "ManagedClusterConditionAvailable=True", Actual: "ManagedClusterConditionAvailable=" + orNone(r.Available), Message: "the hub reports the cluster not available"}}
+		return []drift.Finding{{Kind: drift.Unavailable, Object: mc, Expected: "ManagedClusterConditionAvailable=True", Actual: "ManagedClusterConditionAvailable=" + orNone(r.Available), Message: "the hub reports the cluster not available"}}
 	}
 	return nil
 }
 
 // versionDrift is a version-skew finding when the cluster does not run
 // the version its hub reports.
-func versionDrift(n *fleet.Node) []fleet.Finding {
+func versionDrift(n *fleet.Node) []drift.Finding {
 	if r := Of(n); r != nil && r.Version != "" && n.LiveVersion != "" && !fleet.SameVersion(r.Version, n.LiveVersion) {
-		return []fleet.Finding{{Kind: drift.VersionSkew, Expected: r.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the version the OCM hub reports (ManagedCluster status.version.kubernetes): the hub's view is stale"}}
+		return []drift.Finding{{Kind: drift.VersionSkew, Expected: r.Version, Actual: n.LiveVersion, Message: "the apiserver does not run the version the OCM hub reports (ManagedCluster status.version.kubernetes): the hub's view is stale"}}
 	}
 	return nil
 }

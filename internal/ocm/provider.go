@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
@@ -29,7 +30,7 @@ var (
 	_ provider.Inventory    = &Provider{}
 	_ provider.Configurable = &Provider{}
 	_ provider.Presenter    = &Provider{}
-	_ provider.Analyst      = &Provider{}
+	_ drift.Analyst         = &Provider{}
 	_ provider.Grouper      = &Provider{}
 )
 
@@ -55,7 +56,7 @@ func (*Provider) Presentation() fleet.Presentation {
 }
 
 // DriftCheck is OCM's part of drift (DriftCheck).
-func (*Provider) DriftCheck() fleet.DriftCheck { return DriftCheck() }
+func (*Provider) DriftCheck() drift.Check { return DriftCheck() }
 
 // AddFlags adds --ocm-service-account.
 func (p *Provider) AddFlags(fs *pflag.FlagSet) {

@@ -113,13 +113,6 @@ type Explainer interface {
 	DescribePart(n *fleet.Node, children []*fleet.Node) describe.Part
 }
 
-// Analyst is a provider with kinds of drift of its own (an OCM hub's
-// registration: not-joined, unavailable).
-type Analyst interface {
-	Provider
-	DriftCheck() fleet.DriftCheck
-}
-
 // Operator is a provider with objects to reconcile, suspend and resume
 // (Flux's kinds, Argo CD's Applications and clusters): its adapters of
 // the operations runner, one per kind of object.
@@ -227,11 +220,6 @@ func (s Set) DescribeParts() []func(*fleet.Node, []*fleet.Node) describe.Part {
 	return gather(s, func(p Explainer) []func(*fleet.Node, []*fleet.Node) describe.Part {
 		return []func(*fleet.Node, []*fleet.Node) describe.Part{p.DescribePart}
 	})
-}
-
-// DriftChecks are every analyst's part of drift, in order.
-func (s Set) DriftChecks() []fleet.DriftCheck {
-	return gather(s, func(p Analyst) []fleet.DriftCheck { return []fleet.DriftCheck{p.DriftCheck()} })
 }
 
 // Operations are every operator's adapter, in order: the order --kind

@@ -60,7 +60,7 @@ func DriftTable(w io.Writer, r *drift.Report, opts DriftOptions) error {
 	return err
 }
 
-func driftHealth(k fleet.DriftKind) int {
+func driftHealth(k drift.Kind) int {
 	switch k {
 	case drift.Suspended, drift.Undeclared, drift.Stalled, drift.AutoSyncOff:
 		return warn
@@ -98,7 +98,7 @@ func Age(stamp string, now time.Time) string {
 }
 
 // findingLines are the leaves tree --drift draws under a cluster.
-func findingLines(findings []fleet.Finding, st styles) []string {
+func findingLines(findings []drift.Finding, st styles) []string {
 	out := make([]string, 0, len(findings))
 	for _, f := range findings {
 		s := "≠ " + string(f.Kind)

@@ -24,14 +24,14 @@ func TestDriftTable(t *testing.T) {
 	}
 	flux.Set(nodes[0], &flux.Status{Installed: true})
 	flux.Set(nodes[1], &flux.Status{Installed: true})
-	drift.SetFindings(nodes[1], []fleet.Finding{
+	drift.SetFindings(nodes[1], []drift.Finding{
 		{Cluster: "aws/team-a", Kind: drift.Revision, Object: ks, Expected: "main@sha1:2222222222222222222222222222222222222222",
 			Actual: "main@sha1:1111111111111111111111111111111111111111", Since: "2026-11-23T09:30:00Z", Message: "behind its source GitRepository/flux-system/flux-system"},
 		{Cluster: "aws/team-a", Kind: drift.Suspended, Object: ks, Expected: "reconciling", Actual: "suspended", Since: "2026-11-19T08:00:00Z", Message: "suspended by alice: incident 42"},
 	})
-	drift.SetFindings(nodes[2], []fleet.Finding{{Cluster: "aws/team-b", Kind: drift.Unreadable, Expected: "readable", Actual: "not read", Message: "cannot reach\nhttps://x"}})
-	drift.SetFluxVersion(nodes[0], "v2.9.4")
-	drift.SetFluxVersion(nodes[1], "v2.9.4")
+	drift.SetFindings(nodes[2], []drift.Finding{{Cluster: "aws/team-b", Kind: drift.Unreadable, Expected: "readable", Actual: "not read", Message: "cannot reach\nhttps://x"}})
+	drift.SetFluxVersion(nodes[0], "v2.9.4", true)
+	drift.SetFluxVersion(nodes[1], "v2.9.4", true)
 	r := &drift.Report{Summary: drift.Summarize(nodes), Versions: drift.Versions(nodes)}
 	for _, n := range nodes {
 		r.Findings = append(r.Findings, drift.Findings(n)...)

@@ -181,7 +181,7 @@ func driftCell(n *fleet.Node) (string, int) {
 		return "0", good
 	}
 	var kinds []string
-	seen := map[fleet.DriftKind]bool{}
+	seen := map[drift.Kind]bool{}
 	for _, f := range fs {
 		if !seen[f.Kind] {
 			seen[f.Kind] = true

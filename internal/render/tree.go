@@ -470,7 +470,7 @@ func problems(n *fleet.Node, st styles, withDrift bool, lines []fleet.TreeLines,
 		}
 	}
 	if withDrift {
-		var rest []fleet.Finding
+		var rest []drift.Finding
 		for _, f := range drift.Findings(n) {
 			if f.Kind != "unreadable" {
 				rest = append(rest, f)
@@ -528,4 +528,17 @@ func spanLine(st styles, spans []fleet.Span) string {
 		b.WriteString(style(s))
 	}
 	return b.String()
+}
+
+// Painter paints text in the styles of kubectl fleet's output, for a
+// report an integration draws itself (Flux's diff): plain text when
+// colour is off.
+type Painter struct{ st styles }
+
+// NewPainter paints for w, in colour or not.
+func NewPainter(w io.Writer, color bool) Painter { return Painter{st: newStyles(w, color)} }
+
+// Paint is text in style, as a span of an integration's line is drawn.
+func (p Painter) Paint(style fleet.Style, text string) string {
+	return spanLine(p.st, []fleet.Span{{Text: text, Style: style}})
 }

@@ -16,7 +16,7 @@ import (
 func TestTreeLines(t *testing.T) {
 	withDrift := func() *fleet.Node {
 		root := sampleFleet()
-		drift.SetFindings(root.Children[0].Children[2], []fleet.Finding{
+		drift.SetFindings(root.Children[0].Children[2], []drift.Finding{
 			{Cluster: "aws/team-c", Kind: "not-ready", Object: &fleet.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}},
 			{Cluster: "aws/team-c", Kind: "version", Expected: "v1.35.2", Actual: "v1.36.3"},
 		})

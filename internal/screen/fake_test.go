@@ -102,7 +102,7 @@ func sampleFleet() *fleet.Node {
 	flux.Of(teamB).Kustomizations = fleet.Count{Ready: 0, Total: 1}
 	flux.Of(teamB).Objects[0].Ready, flux.Of(teamB).Objects[0].Message = "False", "health check failed"
 	edge := node("edge", "masters")
-	drift.SetFindings(edge, []fleet.Finding{{Cluster: "edge", Kind: "version", Expected: "v1.36.3", Actual: "v1.35.2"}})
+	drift.SetFindings(edge, []drift.Finding{{Cluster: "edge", Kind: "version", Expected: "v1.36.3", Actual: "v1.35.2"}})
 	root := node("", "", node("aws", "masters", node("aws/team-a", "tenants"), teamB), edge)
 	root.Name = "mgmt"
 	capi.Set(root, &capi.Status{})

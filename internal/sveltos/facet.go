@@ -194,14 +194,25 @@ func truncate(s string, limit int) string {
 
 // DriftCheck is Sveltos's part of drift: a cluster Sveltos does not reach
 // or that it pauses, and the version it reports against the live one.
-func DriftCheck() fleet.DriftCheck {
-	return fleet.DriftCheck{Kinds: []fleet.DriftKind{drift.NotReady, drift.Paused, drift.VersionSkew}, Parent: registrationDrift, Version: versionDrift}
+func DriftCheck() drift.Check {
+	return drift.Check{
+		Kinds: []drift.Kind{drift.NotReady, drift.Paused, drift.VersionSkew},
+		Find: func(n *fleet.Node, at drift.Stage, _ *drift.Options) []drift.Finding {
+			switch at {
+			case drift.Held:
+				return registrationDrift(n)
+			case drift.Version:
+				return versionDrift(n)
+			}
+			return nil
+		},
+	}
 }
 
 // registrationDrift is what is wrong in what the cluster's management
 // cluster reports of it: Sveltos cannot reach it (not ready, connection
 // down, or a status that cannot be read), or it is paused.
-func registrationDrift(n *fleet.Node) []fleet.Finding {
+func registrationDrift(n *fleet.Node) []drift.Finding {
 	r := Of(n)
 	if r == nil {
 		return nil
@@ -212,7 +223,7 @@ func registrationDrift(n *fleet.Node) []fleet.Finding {
 			sc.Namespace, sc.Name = e.Namespace, e.Name
 		}
 	}
-	var out []fleet.Finding
+	var out []drift.Finding
 	message := func(otherwise string) string {
 		if r.FailureMessage == "" {
 			return otherwise
@@ -221,17 +232,17 @@ func registrationDrift(n *fleet.Node) []fleet.Finding {
 	}
 	switch {
 	case r.StatusUnreadable != "":
-		out = append(out, fleet.Finding{Kind: drift.NotReady, Object: sc, Expected: "status.ready true", Actual: "status unreadable",
+		out = append(out, drift.Finding{Kind: drift.NotReady, Object: sc, Expected: "status.ready true", Actual: "status unreadable",
 			Message: "what Sveltos reports of the cluster cannot be read: " + escape.OneLine(r.StatusUnreadable)})
 	case r.ConnectionStatus == ConnectionDown:
-		out = append(out, fleet.Finding{Kind: drift.NotReady, Object: sc, Expected: "status.connectionStatus Healthy", Actual: "status.connectionStatus Down",
+		out = append(out, drift.Finding{Kind: drift.NotReady, Object: sc, Expected: "status.connectionStatus Healthy", Actual: "status.connectionStatus Down",
 			Message: message("Sveltos cannot connect to the cluster")})
 	case !r.Ready:
-		out = append(out, fleet.Finding{Kind: drift.NotReady, Object: sc, Expected: "status.ready true", Actual: "status.ready false",
+		out = append(out, drift.Finding{Kind: drift.NotReady, Object: sc, Expected: "status.ready true", Actual: "status.ready false",
 			Message: message("Sveltos has not reached the cluster yet")})
 	}
 	if r.Paused {
-		out = append(out, fleet.Finding{Kind: drift.Paused, Object: sc, Expected: "spec.paused false", Actual: "spec.paused true",
+		out = append(out, drift.Finding{Kind: drift.Paused, Object: sc, Expected: "spec.paused false", Actual: "spec.paused true",
 			Message: "Sveltos deploys nothing to the cluster while it is paused"})
 	}
 	return out
@@ -239,9 +250,9 @@ func registrationDrift(n *fleet.Node) []fleet.Finding {
 
 // versionDrift is a version-skew finding when the cluster does not run
 // the version Sveltos reports.
-func versionDrift(n *fleet.Node) []fleet.Finding {
+func versionDrift(n *fleet.Node) []drift.Finding {
 	if r := Of(n); r != nil && r.Version != "" && n.LiveVersion != "" && !fleet.SameVersion(r.Version, n.LiveVersion) {
-		return []fleet.Finding{{Kind: drift.VersionSkew, Expected: r.Version, Actual: n.LiveVersion,
+		return []drift.Finding{{Kind: drift.VersionSkew, Expected: r.Version, Actual: n.LiveVersion,
 			Message: "the apiserver does not run the version Sveltos reports (SveltosCluster status.version): Sveltos's view is stale"}}
 	}
 	return nil

@@ -56,20 +56,20 @@ func TestDrift(t *testing.T) {
 		name string
 		reg  *Registration
 		live string
-		want []fleet.Finding
+		want []drift.Finding
 	}{
 		{"no SveltosCluster", nil, "v1.35.0", nil},
 		{"ready", &Registration{Ready: true, ConnectionStatus: "Healthy", Version: "v1.35.0"}, "v1.35.0+k3s1", nil},
-		{"not ready", &Registration{FailureMessage: "boom\x1b"}, "", []fleet.Finding{{Kind: drift.NotReady, Expected: "status.ready true", Actual: "status.ready false", Message: `boom\x1b`}}},
-		{"never reached", &Registration{}, "", []fleet.Finding{{Kind: drift.NotReady, Expected: "status.ready true", Actual: "status.ready false", Message: "Sveltos has not reached the cluster yet"}}},
-		{"down", &Registration{Ready: true, ConnectionStatus: "Down", FailureMessage: long}, "", []fleet.Finding{{Kind: drift.NotReady, Expected: "status.connectionStatus Healthy", Actual: "status.connectionStatus Down", Message: strings.Repeat("é", 256) + "…"}}},
-		{"paused", &Registration{Ready: true, Paused: true}, "", []fleet.Finding{{Kind: drift.Paused, Expected: "spec.paused false", Actual: "spec.paused true", Message: "Sveltos deploys nothing to the cluster while it is paused"}}},
-		{"paused, not ready", &Registration{Paused: true}, "", []fleet.Finding{
+		{"not ready", &Registration{FailureMessage: "boom\x1b"}, "", []drift.Finding{{Kind: drift.NotReady, Expected: "status.ready true", Actual: "status.ready false", Message: `boom\x1b`}}},
+		{"never reached", &Registration{}, "", []drift.Finding{{Kind: drift.NotReady, Expected: "status.ready true", Actual: "status.ready false", Message: "Sveltos has not reached the cluster yet"}}},
+		{"down", &Registration{Ready: true, ConnectionStatus: "Down", FailureMessage: long}, "", []drift.Finding{{Kind: drift.NotReady, Expected: "status.connectionStatus Healthy", Actual: "status.connectionStatus Down", Message: strings.Repeat("é", 256) + "…"}}},
+		{"paused", &Registration{Ready: true, Paused: true}, "", []drift.Finding{{Kind: drift.Paused, Expected: "spec.paused false", Actual: "spec.paused true", Message: "Sveltos deploys nothing to the cluster while it is paused"}}},
+		{"paused, not ready", &Registration{Paused: true}, "", []drift.Finding{
 			{Kind: drift.NotReady, Expected: "status.ready true", Actual: "status.ready false", Message: "Sveltos has not reached the cluster yet"},
 			{Kind: drift.Paused, Expected: "spec.paused false", Actual: "spec.paused true", Message: "Sveltos deploys nothing to the cluster while it is paused"}}},
-		{"unreadable", &Registration{Ready: true, StatusUnreadable: "status.ready is a string, not a boolean"}, "", []fleet.Finding{{Kind: drift.NotReady, Expected: "status.ready true", Actual: "status unreadable",
+		{"unreadable", &Registration{Ready: true, StatusUnreadable: "status.ready is a string, not a boolean"}, "", []drift.Finding{{Kind: drift.NotReady, Expected: "status.ready true", Actual: "status unreadable",
 			Message: "what Sveltos reports of the cluster cannot be read: status.ready is a string, not a boolean"}}},
-		{"version skew", &Registration{Ready: true, Version: "v1.34.2"}, "v1.35.0", []fleet.Finding{{Kind: drift.VersionSkew, Expected: "v1.34.2", Actual: "v1.35.0",
+		{"version skew", &Registration{Ready: true, Version: "v1.34.2"}, "v1.35.0", []drift.Finding{{Kind: drift.VersionSkew, Expected: "v1.34.2", Actual: "v1.35.0",
 			Message: "the apiserver does not run the version Sveltos reports (SveltosCluster status.version): Sveltos's view is stale"}}},
 	}
 	check := DriftCheck()
@@ -77,7 +77,7 @@ func TestDrift(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := node(tt.reg)
 			n.LiveVersion = tt.live
-			got := append(check.Parent(n), check.Version(n)...)
+			got := append(check.Find(n, drift.Held, &drift.Options{}), check.Find(n, drift.Version, &drift.Options{})...)
 			if len(got) != len(tt.want) {
 				t.Fatalf("findings %+v; want %+v", got, tt.want)
 			}
@@ -96,7 +96,7 @@ func TestDrift(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []fleet.DriftKind{drift.NotReady, drift.Paused, drift.VersionSkew} {
+	for _, k := range []drift.Kind{drift.NotReady, drift.Paused, drift.VersionSkew} {
 		found := false
 		for _, kk := range check.Kinds {
 			found = found || kk == k

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
@@ -23,7 +24,7 @@ type Provider struct{}
 var (
 	_ provider.Inventory = Provider{}
 	_ provider.Presenter = Provider{}
-	_ provider.Analyst   = Provider{}
+	_ drift.Analyst      = Provider{}
 	_ provider.Grouper   = Provider{}
 )
 
@@ -46,7 +47,7 @@ func (Provider) Presentation() fleet.Presentation {
 }
 
 // DriftCheck is Sveltos's part of drift (DriftCheck).
-func (Provider) DriftCheck() fleet.DriftCheck { return DriftCheck() }
+func (Provider) DriftCheck() drift.Check { return DriftCheck() }
 
 // EnvKind names the environment a SveltosCluster's env label puts it in.
 func (Provider) EnvKind() string { return "Sveltos " + EnvLabel + " label" }

@@ -24,8 +24,8 @@ import (
 type Config struct {
 	// Timeout bounds the list of the clusters it holds.
 	Timeout time.Duration
-	// Checks are the providers' drift checks (provider.Set.DriftChecks).
-	Checks []fleet.DriftCheck
+	// Checks are the providers' drift checks (drift.ChecksOf).
+	Checks []drift.Check
 	// FromParent describes the cluster from its parent's connection (the
 	// provider of its edge: CAPI's object tree), under Holder's key (the
 	// provider's name); nil when no provider does.
@@ -42,9 +42,9 @@ type Config struct {
 }
 
 // Probes are the reads a walk to the described cluster adds (Read uses
-// what they record): drift's, and the count of its nodes.
-func Probes() []fleet.Probe[*reach.Cluster] {
-	return []fleet.Probe[*reach.Cluster]{drift.Probe[*reach.Cluster](), nodesProbe()}
+// what they record): the drift checks', and the count of its nodes.
+func Probes(checks []drift.Check) []fleet.Probe[*reach.Cluster] {
+	return append(drift.Probes(checks), nodesProbe())
 }
 
 // Read describes the walk's one selected cluster: from inside (its Flux

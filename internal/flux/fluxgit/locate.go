@@ -1,4 +1,4 @@
-package gitops
+package fluxgit
 
 import (
 	"errors"
@@ -13,11 +13,12 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 )
 
 // Locator finds the manifests of a walked fleet's objects in a checkout.
 type Locator struct {
-	Checkout *Checkout
+	Checkout *gitops.Checkout
 	// Sources are GitRepositories, NAMESPACE/NAME, that the user mapped to
 	// the checkout (--source), beside those whose URL is a remote of it.
 	Sources map[string]bool
@@ -36,7 +37,7 @@ type Locator struct {
 }
 
 // NewLocator indexes the fleet below root.
-func NewLocator(c *Checkout, root *fleet.Node, sources map[string]bool) *Locator {
+func NewLocator(c *gitops.Checkout, root *fleet.Node, sources map[string]bool) *Locator {
 	l := &Locator{Checkout: c, Sources: sources, root: root, parents: map[*fleet.Node]*fleet.Node{}, files: map[string][]string{}}
 	root.Walk(func(n *fleet.Node) {
 		for _, c := range n.Children {
@@ -102,16 +103,16 @@ func (l *Locator) Files(path string) ([]string, error) {
 // Locate finds the one document declaring o, applied by owner (nil when
 // unknown): in the files its owner Kustomization builds from, then in the
 // whole checkout.
-func (l *Locator) Locate(o Object, owner *flux.Object) (Match, error) {
+func (l *Locator) Locate(o gitops.Object, owner *flux.Object) (gitops.Match, error) {
 	var searched []string
 	if owner != nil && owner.Kind == helmv2.HelmReleaseKind {
-		return Match{}, fmt.Errorf("%s is applied by HelmRelease %s/%s from a Helm chart: its manifest is in the chart, not in the checkout", o, owner.Namespace, owner.Name)
+		return gitops.Match{}, fmt.Errorf("%s is applied by HelmRelease %s/%s from a Helm chart: its manifest is in the chart, not in the checkout", o, owner.Namespace, owner.Name)
 	}
 	var errs []error
 	if owner != nil && owner.Kind == kustomizev1.KustomizationKind {
 		files, err := l.Files(owner.Path)
 		if err != nil {
-			return Match{}, fmt.Errorf("cannot read the path %s of Kustomization %s/%s: %w", owner.Path, owner.Namespace, owner.Name, err)
+			return gitops.Match{}, fmt.Errorf("cannot read the path %s of Kustomization %s/%s: %w", owner.Path, owner.Namespace, owner.Name, err)
 		}
 		ms, perr := l.Checkout.Find(o, files)
 		errs = append(errs, perr...)
@@ -123,7 +124,7 @@ func (l *Locator) Locate(o Object, owner *flux.Object) (Match, error) {
 	l.allOnce.Do(func() { l.all, l.allErr = l.Checkout.AllFiles() })
 	all, err := l.all, l.allErr
 	if err != nil {
-		return Match{}, err
+		return gitops.Match{}, err
 	}
 	ms, perr := l.Checkout.Find(o, all)
 	errs = append(errs, perr...)
@@ -131,13 +132,13 @@ func (l *Locator) Locate(o Object, owner *flux.Object) (Match, error) {
 		return one(o, ms)
 	}
 	searched = append(searched, fmt.Sprintf("all %d YAML files of %s", len(all), l.Checkout.Dir))
-	return Match{}, errors.Join(append([]error{&NotFoundError{Object: o, Searched: searched}}, unparsable(errs)...)...)
+	return gitops.Match{}, errors.Join(append([]error{&NotFoundError{Object: o, Searched: searched}}, unparsable(errs)...)...)
 }
 
 // one is the only match, or an AmbiguousError.
-func one(o Object, ms []Match) (Match, error) {
+func one(o gitops.Object, ms []gitops.Match) (gitops.Match, error) {
 	if len(ms) > 1 {
-		return Match{}, &AmbiguousError{Object: o, Matches: ms}
+		return gitops.Match{}, &AmbiguousError{Object: o, Matches: ms}
 	}
 	return ms[0], nil
 }
@@ -145,7 +146,7 @@ func one(o Object, ms []Match) (Match, error) {
 // NotFoundError says that no manifest declares an object, and where the
 // search looked.
 type NotFoundError struct {
-	Object   Object
+	Object   gitops.Object
 	Searched []string
 }
 
@@ -155,8 +156,8 @@ func (e *NotFoundError) Error() string {
 
 // AmbiguousError says that several manifests declare an object.
 type AmbiguousError struct {
-	Object  Object
-	Matches []Match
+	Object  gitops.Object
+	Matches []gitops.Match
 }
 
 func (e *AmbiguousError) Error() string {
@@ -192,8 +193,8 @@ func (l *Locator) DeclareClusters(nodes []*fleet.Node) {
 		if ref, err := flux.ParseDeclaredBy(flux.DeclaredByOf(n)); err == nil {
 			owner, _ = l.ownerByRef(p, ref)
 		}
-		if m, err := l.Locate(Object{Group: "cluster.x-k8s.io", Kind: "Cluster", Namespace: n.Namespace, Name: n.Name}, owner); err == nil {
-			SetDeclaredIn(n, m.String())
+		if m, err := l.Locate(gitops.Object{Group: "cluster.x-k8s.io", Kind: "Cluster", Namespace: n.Namespace, Name: n.Name}, owner); err == nil {
+			gitops.SetDeclaredIn(n, m.String())
 		}
 	}
 }

@@ -1,13 +1,16 @@
-package gitops_test
+package fluxgit_test
 
 import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/manifest"
 )
@@ -61,7 +64,7 @@ func TestLocateArgoApplication(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := gitops.NewLocator(c, &fleet.Node{}, nil)
+	l := fluxgit.NewLocator(c, &fleet.Node{}, nil)
 	o := gitops.Object{Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "guestbook"}
 	m, err := l.Locate(o, nil)
 	if err != nil {
@@ -79,8 +82,34 @@ func TestLocateArgoApplication(t *testing.T) {
 		t.Fatalf("SetAutomated: changed %v, manual %v, err %v", changed, manual, err)
 	}
 
-	var nf *gitops.NotFoundError
+	var nf *fluxgit.NotFoundError
 	if _, err := l.Locate(gitops.Object{Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "bookstore"}, nil); !errors.As(err, &nf) {
 		t.Errorf("an Application not in the checkout: err = %v, want a NotFoundError", err)
 	}
+}
+
+// newRepo copies the fleet-repo fixture into a new git repository with one
+// commit and the sandbox's remote.
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../../../testdata/fleet-repo")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "fixture"}, {"remote", "add", "origin", "https://git.fleet.example/flux-system"}} {
+		git(t, dir, args...)
+	}
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@fleet.example",
+		"GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@fleet.example", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }

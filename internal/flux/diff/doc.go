@@ -20,4 +20,8 @@
 // Secret data is never part of a result: a Secret's values are masked in
 // its diff, as fluxcd/pkg/ssa masks them, and so is kubectl's
 // last-applied-configuration annotation, which holds them again.
+//
+// Draw (render.go) draws a Report for a terminal, in internal/render's
+// styles (render.Painter); the package lives under internal/flux, as
+// Flux's part of the diff command, and its name stays fluxdiff.
 package fluxdiff

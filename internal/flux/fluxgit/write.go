@@ -1,4 +1,4 @@
-package gitops
+package fluxgit
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
 
@@ -33,7 +34,7 @@ type GitChange struct {
 	// change's name ("freeze INC-9").
 	Subject string
 	Results []ops.Result
-	Edits   []*Edit
+	Edits   []*gitops.Edit
 	// Clusters are the clusters the changed manifests reach.
 	Clusters []string
 	// Remote is the remote to push to.
@@ -65,7 +66,7 @@ func PlanGit(ctx context.Context, plan *ops.Plan, cfg GitConfig) (*GitChange, er
 	}
 	l := cfg.Locator
 	change := &GitChange{Verb: plan.Verb, Results: plan.Decided(), Remote: l.Remote(nil, nil), noun: plan.Noun()}
-	edits := map[string]*Edit{}
+	edits := map[string]*gitops.Edit{}
 	var problems []string
 	selected := map[string]bool{}
 	reaches := map[string]bool{}
@@ -78,7 +79,7 @@ func PlanGit(ctx context.Context, plan *ops.Plan, cfg GitConfig) (*GitChange, er
 		selected[t.Node.Path] = true
 	}
 	for _, t := range plan.Targets {
-		o := Object{Group: t.Object.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}
+		o := gitops.Object{Group: t.Object.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}
 		where := fmt.Sprintf("%s on %s", o, clusterName(t.Node.Path))
 		owner, on := l.Owner(t.Node, t.Object.Labels)
 		m, err := l.Locate(o, owner)
@@ -264,7 +265,7 @@ func RunGit(ctx context.Context, change *GitChange, l *Locator, run GitRun) (*op
 				report.Results[i].Result = ops.WouldCommit
 			}
 		}
-		d, err := Diff(change.Edits)
+		d, err := gitops.Diff(change.Edits)
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +298,7 @@ func Declared(plan *ops.Plan, l *Locator) map[string]string {
 			continue
 		}
 		owner, _ := l.Owner(t.Node, t.Object.Labels)
-		m, err := l.Locate(Object{Group: t.Object.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}, owner)
+		m, err := l.Locate(gitops.Object{Group: t.Object.Group, Kind: t.Object.Kind, Namespace: t.Object.Namespace, Name: t.Object.Name}, owner)
 		if err != nil {
 			continue
 		}
