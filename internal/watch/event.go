@@ -42,7 +42,7 @@ type Event struct {
 	Name      string `json:"name"`
 	Change    Change `json:"change"`
 	// Before and After are the row of the object (a flux.Object, a
-	// Row, a fleet.Finding) before and after the change; nil where there
+	// Row, a drift.Finding) before and after the change; nil where there
 	// is none (before an addition, after a deletion).
 	Before any `json:"before"`
 	After  any `json:"after"`
