@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 )
 
 // Exit codes of diff, as kubectl diff and flux diff have them.
@@ -139,38 +138,31 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}
 	}
-	clusters, unreadable, err := fluxdiff.Plan(res, fluxdiff.PlanConfig{Named: o.named, Timeout: o.Timeout, Checkout: o.checkout})
+	differ, ok := o.Providers.Differ()
+	if !ok {
+		return &ExitError{Code: ExitDiffError, Err: errors.New("no integration diffs a checkout")}
+	}
+	report, err := differ.Diff(ctx, res, provider.DiffRequest{
+		Named: o.named, Timeout: o.Timeout, Concurrency: o.Concurrency,
+		Checkout: o.checkout, Progress: o.showProgress,
+	})
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}
 	}
-	total := 0
-	for _, c := range clusters {
-		total += len(c.Kustomizations)
-	}
-	var done atomic.Int64
-	stop := o.showProgress(func() string {
-		return fmt.Sprintf("diffing: %d/%d Kustomizations …", done.Load(), total)
-	})
-	diffs := fluxdiff.Run(ctx, clusters, fluxdiff.Options{Concurrency: o.Concurrency, Done: func() { done.Add(1) }})
-	stop()
-	if err := ctx.Err(); err != nil {
-		return &ExitError{Code: ExitDiffError, Err: fmt.Errorf("diff interrupted: %w", err)}
-	}
-	report := fluxdiff.NewReport(diffs, unreadable)
 	err = o.printAs(o.Output, report, func() error {
-		return fluxdiff.Draw(o.Out, report, fluxdiff.DrawOptions{Color: o.useColor(o.Out)})
+		return report.Draw(o.Out, o.useColor(o.Out))
 	})
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}
 	}
-	s := report.Summary
+	s := report.Outcome()
 	switch {
-	case s.Changes():
+	case s.Changes:
 		return &ExitError{Code: ExitDiffChanges}
-	case s.Errors():
+	case s.Errors:
 		return &ExitError{Code: ExitDiffError}
-	case s.Kustomizations == 0 && s.NotDiffed > 0:
-		return &ExitError{Code: ExitDiffError, Err: errors.New("nothing was compared: no Kustomization's source has a checkout (see above)")}
+	case s.NothingCompared != "":
+		return &ExitError{Code: ExitDiffError, Err: errors.New(s.NothingCompared)}
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
@@ -208,8 +207,8 @@ func (o *DriftOptions) Run(ctx context.Context) error {
 	}
 	now := o.now()
 	dopts := o.options(now)
-	if o.checkout != nil {
-		declared := fluxgit.Declared(o.everything(res), o.locator(res.Root))
+	if d, ok := o.declarations(o.Providers, res.Root); ok {
+		declared := d.Declared(o.everything(res))
 		dopts.Declared = func(holder string, r fleet.ObjectRef) (string, bool) {
 			file, ok := declared[ops.KeyOn(holder, ops.Key(r.Kind, r.Namespace, r.Name))]
 			return file, ok

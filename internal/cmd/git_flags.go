@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 )
 
 // GitFlags name a checkout of the fleet repository: --git, and --source
@@ -53,22 +53,25 @@ func (g *GitFlags) Open(ctx context.Context) error {
 }
 
 // declare sets where each node's Cluster is declared in the --git checkout.
-func (g *GitFlags) declare(root *fleet.Node, nodes []*fleet.Node) {
-	if g.checkout == nil {
-		return
+func (g *GitFlags) declare(providers provider.Set, root *fleet.Node, nodes []*fleet.Node) {
+	if d, ok := g.declarations(providers, root); ok {
+		d.DeclareClusters(nodes)
 	}
-	g.locator(root).DeclareClusters(nodes)
 }
 
-// locator finds the manifests of the fleet below root in the --git
-// checkout, from the GitRepositories whose URL is a remote of it or that
-// --source maps to it.
-func (g *GitFlags) locator(root *fleet.Node) *fluxgit.Locator {
+// declarations find the manifests of the fleet below root in the --git
+// checkout, from the sources whose URL is a remote of it or that
+// --source maps to it; false without --git, or when no provider finds
+// manifests.
+func (g *GitFlags) declarations(providers provider.Set, root *fleet.Node) (gitops.Declarations, bool) {
+	if g.checkout == nil {
+		return nil, false
+	}
 	names := map[string]bool{}
 	for name, c := range g.sources {
 		if c.Dir == g.checkout.Dir {
 			names[name] = true
 		}
 	}
-	return fluxgit.NewLocator(g.checkout, root, names)
+	return providers.Declarations(g.checkout, root, names)
 }

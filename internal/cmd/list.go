@@ -161,7 +161,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			rows = append(rows, n)
 		}
 	}
-	o.annotate(res.Root, rows, time.Now())
+	o.annotate(o.Providers, res.Root, rows, time.Now())
 	if o.Watch {
 		return o.watchView(ctx, o.RootOptions, res, opts, o.Output, o.selected())
 	}

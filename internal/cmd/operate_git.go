@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 )
@@ -40,10 +39,13 @@ func (o *OperationOptions) runGit(ctx context.Context) error {
 	if err := o.confirm(plan); err != nil {
 		return err
 	}
-	loc := fluxgit.NewLocator(checkout, res.Root, nil)
-	change, err := fluxgit.PlanGit(ctx, plan, fluxgit.GitConfig{Locator: loc, Force: o.Force})
+	decl, ok := o.Providers.Declarations(checkout, res.Root, nil)
+	if !ok {
+		return fmt.Errorf("%s --%s: no integration finds manifests in a checkout", o.verb.name, flagGit)
+	}
+	change, err := decl.Plan(ctx, plan, o.Force)
 	if err != nil {
-		var refused *fluxgit.RefusedError
+		var refused *gitops.RefusedError
 		if errors.As(err, &refused) {
 			return fmt.Errorf("%s --%s refused, %w", o.verb.name, flagGit, err)
 		}
@@ -55,7 +57,7 @@ func (o *OperationOptions) runGit(ctx context.Context) error {
 			change.Subject += " until " + o.until.UTC().Format(time.RFC3339)
 		}
 	}
-	report, err := fluxgit.RunGit(ctx, change, loc, fluxgit.GitRun{
+	report, err := checkout.Write(ctx, change, gitops.WriteOptions{
 		DryRun: o.DryRun, Branch: o.Branch, Reason: o.Reason,
 		Command: o.command, Started: started, Now: o.now,
 	})

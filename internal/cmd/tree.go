@@ -166,7 +166,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	}
 	var nodes []*fleet.Node
 	node.Walk(func(n *fleet.Node) { nodes = append(nodes, n) })
-	o.annotate(res.Root, nodes, time.Now())
+	o.annotate(o.Providers, res.Root, nodes, time.Now())
 	if o.Watch {
 		return o.watchView(ctx, o.RootOptions, res, opts, o.Output, nil)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
 )
 
@@ -54,9 +55,10 @@ func (v *ViewFlags) probes() []fleet.Probe[*reach.Cluster] {
 	return nil
 }
 
-// annotate sets the findings and the declaring files of nodes.
-func (v *ViewFlags) annotate(root *fleet.Node, nodes []*fleet.Node, now time.Time) {
-	v.declare(root, nodes)
+// annotate sets the findings and the declaring files of nodes, which
+// providers find.
+func (v *ViewFlags) annotate(providers provider.Set, root *fleet.Node, nodes []*fleet.Node, now time.Time) {
+	v.declare(providers, root, nodes)
 	if v.Drift {
 		drift.Find(nodes, v.options(now))
 	}

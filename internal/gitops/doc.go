@@ -1,8 +1,9 @@
 // Package gitops makes git the write path of kubectl fleet: a change to a
 // walked object becomes a commit to the fleet repository, made in the
 // user's own checkout with the user's own git. It names no integration:
-// what ties a walked object to its manifest through Flux's ownership is
-// internal/flux/fluxgit's.
+// what ties a walked object to its manifest is an integration's
+// Declarations (change.go), which a provider builds (Flux's, through its
+// ownership labels: internal/flux/fluxgit).
 //
 // A Checkout (checkout.go) is where it happens: its top, its remotes and
 // branches (also which commit it has for a branch, for the drift of
@@ -19,7 +20,8 @@
 //     object's provider, with internal/manifest (SetSuspend for a Flux
 //     object, SetAutomated for an Argo CD Application).
 //  4. Commit (commit.go): the edited files, shown as a diff, checked for
-//     uncommitted changes, and committed alone or not at all.
+//     uncommitted changes, and committed alone or not at all; Write
+//     (change.go) carries a planned Change out and reports it.
 //
 // Nothing here parses flags or prints.
 package gitops

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -25,10 +26,12 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
@@ -119,6 +122,63 @@ type Explainer interface {
 type Operator interface {
 	Provider
 	Operations() []ops.Adapter
+}
+
+// Differ is a provider whose engine the diff command runs (Flux's: what
+// applying a checkout would change, Kustomization by Kustomization).
+type Differ interface {
+	Provider
+	// Diff compares what the walk res reached (its connections kept)
+	// with the checkouts req finds. An error is a diff that could not be
+	// made at all: bad input, or the command interrupted.
+	Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req DiffRequest) (DiffReport, error)
+}
+
+// DiffRequest is what the diff command asks of a Differ.
+type DiffRequest struct {
+	// Named, when not empty, are the only objects to diff (the diff
+	// command's --kustomization).
+	Named map[types.NamespacedName]bool
+	// Timeout bounds each request; Concurrency the clusters diffed at once.
+	Timeout     time.Duration
+	Concurrency int
+	// Checkout finds the checkout of the source name (NAMESPACE/NAME) of
+	// URL url: its directory, or why there is none (what to give the
+	// command to have one).
+	Checkout func(name, url string) (dir, missing string)
+	// Progress, when set, shows line while the diff runs, until stop.
+	Progress func(line func() string) (stop func())
+}
+
+// DiffReport is a diff of the fleet, as a Differ reports it: printed as
+// JSON or YAML as it is, or drawn.
+type DiffReport interface {
+	// Draw draws the report, coloured or not.
+	Draw(w io.Writer, color bool) error
+	// Outcome is what the report says for the exit code.
+	Outcome() DiffOutcome
+}
+
+// DiffOutcome is what a diff found, for the exit code: changes, errors,
+// or nothing compared.
+type DiffOutcome struct {
+	// Changes: something would change. Errors: something could not be
+	// diffed.
+	Changes, Errors bool
+	// NothingCompared, when not empty, says why nothing was compared.
+	NothingCompared string
+}
+
+// Declarer is a provider that finds, in a checkout of the fleet
+// repository, the manifests of the walked fleet's objects, and edits
+// them (Flux's, through the Flux object that applied each): the git
+// write path, drift's declared suspensions, and describe's declaredIn.
+type Declarer interface {
+	Provider
+	// Declarations finds the manifests of the fleet below root in the
+	// checkout, through the sources whose URL is a remote of it and the
+	// sources (NAMESPACE/NAME) mapped to it.
+	Declarations(c *gitops.Checkout, root *fleet.Node, sources map[string]bool) gitops.Declarations
 }
 
 // Grouper is a provider whose facets place clusters in environments
@@ -228,6 +288,22 @@ func (s Set) Operations() []ops.Adapter {
 	return gather(s, func(p Operator) []ops.Adapter { return p.Operations() })
 }
 
+// Differ is the set's first Differ, the diff command's engine; false
+// when none diffs.
+func (s Set) Differ() (Differ, bool) {
+	return first[Differ](s)
+}
+
+// Declarations are the first Declarer's declarations of the fleet below
+// root in c (Declarer.Declarations); false when no provider declares.
+func (s Set) Declarations(c *gitops.Checkout, root *fleet.Node, sources map[string]bool) (gitops.Declarations, bool) {
+	d, ok := first[Declarer](s)
+	if !ok {
+		return nil, false
+	}
+	return d.Declarations(c, root, sources), true
+}
+
 // EnvKinds are every grouper's kind of environment, in order.
 func (s Set) EnvKinds() []string {
 	return gather(s, func(p Grouper) []string { return []string{p.EnvKind()} })
@@ -309,6 +385,17 @@ func gather[I any, T any](s Set, get func(I) []T) []T {
 		}
 	}
 	return out
+}
+
+// first is the set's first provider that implements I.
+func first[I any](s Set) (I, bool) {
+	for _, p := range s {
+		if i, ok := p.(I); ok {
+			return i, true
+		}
+	}
+	var none I
+	return none, false
 }
 
 // Describer is the describer of node from its parent: the first whose

@@ -23,5 +23,7 @@
 //
 // Draw (render.go) draws a Report for a terminal, in internal/render's
 // styles (render.Painter); the package lives under internal/flux, as
-// Flux's part of the diff command, and its name stays fluxdiff.
+// Flux's part of the diff command, and its name stays fluxdiff. Provider
+// (provider.go) is Flux's provider.Differ, by which the diff command runs
+// Plan, Run and NewReport and draws the Report without naming Flux.
 package fluxdiff

@@ -9,7 +9,10 @@
 // back: which clusters apply a file, and which remote its change goes to.
 // DeclareClusters records where each CAPI Cluster is declared.
 //
-// PlanGit and RunGit (write.go) turn an operations plan (internal/ops)
-// into that one commit, each target's document edited by its adapter.
+// Its Plan (write.go) turns an operations plan (internal/ops) into the
+// edits of that one commit (a gitops.Change, which gitops writes), each
+// target's document edited by its adapter; Declared finds the suspensions
+// the checkout declares. The Locator is Flux's gitops.Declarations, which
+// the command reaches through Provider (provider.Declarer).
 // Nothing here parses flags or prints.
 package fluxgit

@@ -8,6 +8,8 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/clusterprofile"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
+	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/hypershift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
@@ -18,11 +20,14 @@ import (
 // invocation. The order matters: edge sources are asked, and a child's
 // edges tried, in this order (a cluster both a CAPI Cluster and an Argo
 // CD cluster Secret lead to is reached by its CAPI kubeconfig first), and
-// probes record what they read in it.
+// probes record what they read in it. Flux's diff and git parts follow
+// its provider: they import it, so it cannot offer them itself.
 func Providers() provider.Set {
 	return provider.Set{
 		capi.NewProvider(),
 		flux.NewProvider(),
+		fluxdiff.NewProvider(),
+		fluxgit.NewProvider(),
 		argocd.NewProvider(),
 		ocm.NewProvider(),
 		clusterprofile.NewProvider(),

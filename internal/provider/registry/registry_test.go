@@ -14,7 +14,8 @@ import (
 )
 
 // The registry's order is behaviour: edge sources are asked, edges tried
-// and probes recorded in it.
+// and probes recorded in it. Flux's diff and git parts follow its
+// provider, under its name.
 func TestProvidersInOrder(t *testing.T) {
 	set := registry.Providers()
 	var names, sources, probes []string
@@ -31,7 +32,7 @@ func TestProvidersInOrder(t *testing.T) {
 		name      string
 		got, want []string
 	}{
-		{"providers", names, []string{"capi", "flux", "argocd", "ocm", "clusterprofile", "sveltos", "hypershift"}},
+		{"providers", names, []string{"capi", "flux", "flux", "flux", "argocd", "ocm", "clusterprofile", "sveltos", "hypershift"}},
 		{"edge sources", sources, []string{"capi", "argocd", "ocm", "clusterprofile", "sveltos", "hypershift"}},
 		{"probes", probes, []string{"flux", "argocd"}},
 	} {
