@@ -205,3 +205,23 @@ func TestRowChangesWithEveryProvidersStatus(t *testing.T) {
 		}
 	}
 }
+
+// What the walk finds only when it connects to a cluster (the key of
+// Sveltos's kubeconfig Secret, the ClusterProfile's access provider it
+// chose) is not in the row: the hub's view of its clusters in a reread has
+// none, and the cluster would seem modified at every watch's first reread.
+func TestRowLeavesOutWhatTheWalkFound(t *testing.T) {
+	base, _ := everyProvider()
+	n := *base
+	r := *n.Facet(sveltos.Edge).(*sveltos.Registration)
+	r.Key = "value"
+	n.SetFacet(sveltos.Edge, &r)
+	p := *n.Facet(clusterprofile.Edge).(*clusterprofile.Profile)
+	p.AccessProvider = "secretreader"
+	n.SetFacet(clusterprofile.Edge, &p)
+	if !reflect.DeepEqual(watch.RowOf(base), watch.RowOf(&n)) {
+		before, _ := rowJSON(t, base)
+		after, _ := rowJSON(t, &n)
+		t.Errorf("the row changed: sveltos %s → %s, clusterprofile %s → %s", before["sveltos"], after["sveltos"], before["clusterprofile"], after["clusterprofile"])
+	}
+}
