@@ -7,9 +7,7 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/clusterprofile"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
-	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxprovider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/hypershift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
@@ -20,14 +18,12 @@ import (
 // invocation. The order matters: edge sources are asked, and a child's
 // edges tried, in this order (a cluster both a CAPI Cluster and an Argo
 // CD cluster Secret lead to is reached by its CAPI kubeconfig first), and
-// probes record what they read in it. Flux's diff and git parts follow
-// its provider: they import it, so it cannot offer them itself.
+// probes record what they read in it. Flux is its provider with its diff
+// and git parts (fluxprovider), which import it.
 func Providers() provider.Set {
 	return provider.Set{
 		capi.NewProvider(),
-		flux.NewProvider(),
-		fluxdiff.NewProvider(),
-		fluxgit.NewProvider(),
+		fluxprovider.New(),
 		argocd.NewProvider(),
 		ocm.NewProvider(),
 		clusterprofile.NewProvider(),

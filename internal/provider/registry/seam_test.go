@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
-	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxgit"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxprovider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 )
@@ -19,7 +19,7 @@ func TestSetOffersDiffAndGit(t *testing.T) {
 	if !ok {
 		t.Fatal("the registry's set offers no Differ")
 	}
-	if _, isFlux := d.(fluxdiff.Provider); !isFlux || d.Name() != "flux" {
+	if _, isFlux := d.(fluxprovider.Provider); !isFlux || d.Name() != "flux" {
 		t.Errorf("Differ() = %T named %q, want Flux's diff", d, d.Name())
 	}
 	c := &gitops.Checkout{Dir: t.TempDir()}
