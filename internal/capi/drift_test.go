@@ -7,24 +7,12 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift/drifttest"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 )
 
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-
-// kinds are the kinds of the findings, with their objects' names.
-func kinds(fs []drift.Finding) []string {
-	var out []string
-	for _, f := range fs {
-		s := string(f.Kind)
-		if f.Object != nil {
-			s += " " + f.Object.Name
-		}
-		out = append(out, s)
-	}
-	return out
-}
 
 func node(objects ...flux.Object) *fleet.Node {
 	n := &fleet.Node{Path: "aws/a", Name: "a", Namespace: "t", Version: "v1.36.3", LiveVersion: "v1.36.3"}
@@ -42,7 +30,7 @@ func TestClusterKinds(t *testing.T) {
 	n.Version = "v1.35.0"
 	flux.SetDeclaredBy(n, "")
 	capi.Set(n, &capi.Status{ControlPlane: &capi.Replicas{Versions: []capi.VersionCount{{Version: "v1.35.0", Replicas: 1}, {Version: "v1.36.3", Replicas: 2}}}})
-	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now, Checks: checks}))
+	got := drifttest.Kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now, Checks: checks}))
 	want := []string{"undeclared " + n.Name, "version-skew", "version-skew"}
 	if !slices.Equal(got, want) {
 		t.Errorf("findings = %v, want %v", got, want)
@@ -52,7 +40,7 @@ func TestClusterKinds(t *testing.T) {
 	unreachable := &fleet.Node{Path: "aws/b", Error: "cannot reach"}
 	root := &fleet.Node{Path: "", LiveVersion: "v1.36.3"}
 	flux.Set(root, &flux.Status{})
-	if got := kinds(drift.Find([]*fleet.Node{eks, unreachable, root}, drift.Options{Now: now, Checks: checks})); !slices.Equal(got, []string{"unreadable"}) {
+	if got := drifttest.Kinds(drift.Find([]*fleet.Node{eks, unreachable, root}, drift.Options{Now: now, Checks: checks})); !slices.Equal(got, []string{"unreadable"}) {
 		t.Errorf("findings = %v, want only the unreachable cluster's: an EKS build is its version, the root is no CAPI Cluster", got)
 	}
 	s := drift.Summarize([]*fleet.Node{n, eks, unreachable, root}, checks...)

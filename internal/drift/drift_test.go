@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift/drifttest"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
@@ -16,19 +17,6 @@ import (
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
 func ago(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
-
-// kinds are the kinds of the findings, with their objects' names.
-func kinds(fs []drift.Finding) []string {
-	var out []string
-	for _, f := range fs {
-		s := string(f.Kind)
-		if f.Object != nil {
-			s += " " + f.Object.Name
-		}
-		out = append(out, s)
-	}
-	return out
-}
 
 var stageNames = map[drift.Stage]string{drift.Held: "held", drift.Declared: "declared", drift.Version: "version", drift.Objects: "objects", drift.Deployed: "deployed"}
 
@@ -48,7 +36,7 @@ func fake(name string, kind drift.Kind) drift.Check {
 func TestStagesInOrder(t *testing.T) {
 	checks := []drift.Check{fake("a", drift.Revision), fake("b", drift.Paused), {Kinds: []drift.Kind{drift.Degraded}}}
 	n := &fleet.Node{Path: "aws/a", Version: "v1.36.3", LiveVersion: "v1.35.0", ProbeErrors: map[string]string{"drift": "forbidden"}}
-	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now, Checks: checks}))
+	got := drifttest.Kinds(drift.Find([]*fleet.Node{n}, drift.Options{Now: now, Checks: checks}))
 	want := []string{"unreadable", "revision a@held", "paused b@held", "revision a@declared", "paused b@declared", "version-skew",
 		"revision a@version", "paused b@version", "revision a@objects", "paused b@objects", "revision a@deployed", "paused b@deployed"}
 	if !slices.Equal(got, want) {
@@ -60,7 +48,7 @@ func TestStagesInOrder(t *testing.T) {
 		}
 	}
 	unread := &fleet.Node{Path: "aws/b", Error: "cannot reach"}
-	got = kinds(drift.Find([]*fleet.Node{unread}, drift.Options{Now: now, Checks: checks}))
+	got = drifttest.Kinds(drift.Find([]*fleet.Node{unread}, drift.Options{Now: now, Checks: checks}))
 	want = []string{"revision a@held", "paused b@held", "revision a@deployed", "paused b@deployed", "unreadable"}
 	if !slices.Equal(got, want) {
 		t.Errorf("findings of an unread cluster:\n got %v\nwant %v", got, want)
@@ -76,7 +64,7 @@ func TestStagesInOrder(t *testing.T) {
 	// An EKS build runs its version; the root without checks is clean.
 	eks := &fleet.Node{Path: "aws/d", Version: "v1.36.3", LiveVersion: "v1.36.3-eks-1234"}
 	if got := drift.Find([]*fleet.Node{eks, {Path: ""}}, drift.Options{}); got != nil {
-		t.Errorf("findings = %v", kinds(got))
+		t.Errorf("findings = %v", drifttest.Kinds(got))
 	}
 }
 
@@ -84,7 +72,7 @@ func TestStagesInOrder(t *testing.T) {
 func TestKindFilter(t *testing.T) {
 	checks := []drift.Check{fake("a", drift.Revision), fake("b", drift.Paused)}
 	n := &fleet.Node{Path: "aws/a", Error: "x"}
-	got := kinds(drift.Find([]*fleet.Node{n}, drift.Options{Checks: checks, Kinds: map[drift.Kind]bool{drift.Paused: true, drift.Unreadable: true}}))
+	got := drifttest.Kinds(drift.Find([]*fleet.Node{n}, drift.Options{Checks: checks, Kinds: map[drift.Kind]bool{drift.Paused: true, drift.Unreadable: true}}))
 	if want := []string{"paused b@held", "paused b@deployed", "unreadable"}; !slices.Equal(got, want) {
 		t.Errorf("findings = %v, want %v", got, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift/drifttest"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ops"
@@ -14,19 +15,6 @@ import (
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
 func ago(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
-
-// kinds are the kinds of the findings, with their objects' names.
-func kinds(fs []drift.Finding) []string {
-	var out []string
-	for _, f := range fs {
-		s := string(f.Kind)
-		if f.Object != nil {
-			s += " " + f.Object.Name
-		}
-		out = append(out, s)
-	}
-	return out
-}
 
 func node(objects ...flux.Object) *fleet.Node {
 	n := &fleet.Node{Path: "aws/a", Name: "a", Namespace: "t", Version: "v1.36.3", LiveVersion: "v1.36.3"}
@@ -68,7 +56,7 @@ func TestEachKindPresentAndAbsent(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Now, tc.opts.Checks = now, []drift.Check{flux.DriftCheck()}
-			got := kinds(drift.Find([]*fleet.Node{tc.n}, tc.opts))
+			got := drifttest.Kinds(drift.Find([]*fleet.Node{tc.n}, tc.opts))
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}

@@ -7,25 +7,13 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/drift/drifttest"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/ocm"
 )
 
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-
-// kinds are the kinds of the findings, with their objects' names.
-func kinds(fs []drift.Finding) []string {
-	var out []string
-	for _, f := range fs {
-		s := string(f.Kind)
-		if f.Object != nil {
-			s += " " + f.Object.Name
-		}
-		out = append(out, s)
-	}
-	return out
-}
 
 func node(objects ...flux.Object) *fleet.Node {
 	n := &fleet.Node{Path: "aws/a", Name: "a", Namespace: "t", Version: "v1.36.3", LiveVersion: "v1.36.3"}
@@ -68,7 +56,7 @@ func TestOCMKinds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := kinds(drift.Find([]*fleet.Node{tc.n}, drift.Options{Now: now, Checks: []drift.Check{capi.DriftCheck(), ocm.DriftCheck()}})); !slices.Equal(got, tc.want) {
+			if got := drifttest.Kinds(drift.Find([]*fleet.Node{tc.n}, drift.Options{Now: now, Checks: []drift.Check{capi.DriftCheck(), ocm.DriftCheck()}})); !slices.Equal(got, tc.want) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}
 		})
