@@ -105,7 +105,7 @@ func TestProviderIsTheHyperShiftIntegration(t *testing.T) {
 	if k := p.Kinds(); k.AddToScheme != nil || len(k.APIs) != 1 || k.APIs[0].Resource != "hostedclusters" || !k.APIs[0].Namespaced {
 		t.Errorf("kinds %+v", k)
 	}
-	if e := p.EdgeKind(); e != (fleet.EdgeKind{Kind: "hypershift", Object: "HostedCluster"}) {
+	if e := p.EdgeKind(); e.Kind != "hypershift" || e.Object != "HostedCluster" || e.Usual || e.Holds == "" {
 		t.Errorf("edge kind %+v", e)
 	}
 }

@@ -84,7 +84,7 @@ func TestKubeconfig(t *testing.T) {
 // source.
 func TestProvider(t *testing.T) {
 	p := NewProvider()
-	if p.Name() != "sveltos" || p.Source().Kind() != "sveltos" || p.EdgeKind() != (fleet.EdgeKind{Kind: "sveltos", Object: "SveltosCluster"}) {
+	if p.Name() != "sveltos" || p.Source().Kind() != "sveltos" || !sveltosEdge(p.EdgeKind()) {
 		t.Errorf("provider %s, source %s, edge %+v", p.Name(), p.Source().Kind(), p.EdgeKind())
 	}
 	if apis := p.Kinds().APIs; len(apis) != 1 || apis[0].GVK != GVK() || apis[0].Resource != "sveltosclusters" || !apis[0].Namespaced {
@@ -96,4 +96,10 @@ func TestProvider(t *testing.T) {
 	if p.EnvKind() != "Sveltos env label" {
 		t.Errorf("EnvKind %q", p.EnvKind())
 	}
+}
+
+// sveltosEdge says e is the edge of a SveltosCluster, not usual, saying
+// what holds its clusters.
+func sveltosEdge(e fleet.EdgeKind) bool {
+	return e.Kind == "sveltos" && e.Object == "SveltosCluster" && !e.Usual && e.Holds != ""
 }

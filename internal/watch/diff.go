@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
@@ -41,7 +43,7 @@ func (w *Watcher[C]) diffShown(old, next *fleet.Node, shown func(kind string) bo
 	case next == nil:
 		w.emit(Event{Path: old.Path, Kind: KindCluster, Namespace: old.Namespace, Name: old.Name, Change: Deleted, Before: rowOf(old)})
 	default:
-		if before, after := rowOf(old), rowOf(next); !reflect.DeepEqual(before, after) {
+		if before, after := rowOf(old), rowOf(next); !same(before, after) {
 			w.emit(Event{Path: next.Path, Kind: KindCluster, Namespace: next.Namespace, Name: next.Name, Change: Modified, Before: before, After: after})
 		}
 	}
@@ -93,7 +95,7 @@ func (w *Watcher[C]) diffContent(old, next *fleet.Node, shown func(kind string) 
 		switch {
 		case !ok:
 			w.emit(Event{Path: path, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name, Change: Added, After: it.Row})
-		case it.Kind != KindFinding && !reflect.DeepEqual(prev.Row, it.Row):
+		case it.Kind != KindFinding && !same(prev.Row, it.Row):
 			// A finding appears or clears; what it says of the time
 			// since changes with the clock.
 			w.emit(Event{Path: path, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name, Change: Modified, Before: prev.Row, After: it.Row})
@@ -127,4 +129,18 @@ func itemsOf(n *fleet.Node, shown func(kind string) bool) []fleet.HeldObject {
 		out = append(out, fleet.HeldObject{Kind: KindFinding, Namespace: namespace, Name: string(f.Kind) + ":" + name, Row: f})
 	}
 	return out
+}
+
+// same says two rows of the stream are the same as it shows them: equal,
+// or written alike. A facet's fields the stream does not show (what a
+// provider keeps for itself, `json:"-"`, or an empty list where there was
+// none) are no change: a modified event whose before and after read the
+// same would say nothing.
+func same(before, after any) bool {
+	if reflect.DeepEqual(before, after) {
+		return true
+	}
+	b, errB := json.Marshal(before)
+	a, errA := json.Marshal(after)
+	return errB == nil && errA == nil && bytes.Equal(b, a)
 }

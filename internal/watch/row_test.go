@@ -225,3 +225,25 @@ func TestRowLeavesOutWhatTheWalkFound(t *testing.T) {
 		t.Errorf("the row changed: sveltos %s → %s, clusterprofile %s → %s", before["sveltos"], after["sveltos"], before["clusterprofile"], after["clusterprofile"])
 	}
 }
+
+// Rows that read the same are the same row: a facet's field the stream
+// does not show (a ClusterProfile's manager label, `json:"-"`) makes no
+// modified event; a field it shows does.
+func TestRowsThatReadTheSameAreTheSame(t *testing.T) {
+	base, _ := everyProvider()
+	n := *base
+	p := *n.Facet(clusterprofile.Edge).(*clusterprofile.Profile)
+	p.ManagerLabel += "-other"
+	n.SetFacet(clusterprofile.Edge, &p)
+	before, after := watch.RowOf(base), watch.RowOf(&n)
+	if reflect.DeepEqual(before, after) {
+		t.Fatal("the rows are equal: the test shows nothing")
+	}
+	if !watch.Same(before, after) {
+		t.Errorf("rows that read the same are not the same")
+	}
+	p.ControlPlaneHealthy = "Unknown"
+	if watch.Same(before, watch.RowOf(&n)) {
+		t.Errorf("rows whose clusterprofile's controlPlaneHealthy differs are the same")
+	}
+}

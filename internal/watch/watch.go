@@ -440,7 +440,8 @@ func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
 				continue
 			}
 		}
-		// A Debounce, or twenty times what the last reread took: a big
+		// A Debounce, or twenty times what the last read of it from its
+		// stores took (not the walks of its children): a big
 		// cluster that changes all the time (a hub whose Applications
 		// Argo CD updates a few times a second) is read again from its
 		// stores at most a twentieth of the time. Its objects' events do
@@ -450,9 +451,8 @@ func (w *Watcher[C]) refresher(ctx context.Context, c *cluster[C]) {
 			return
 		case <-time.After(max(w.opts.Debounce, rereadCost*took)):
 		}
-		start := time.Now()
-		err := w.reread(ctx, c)
-		took = time.Since(start)
+		var err error
+		took, err = w.reread(ctx, c)
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Cannot read the cluster again", "cluster", fleet.DescribePath(c.path()), "reason", err.Error())
 			if !w.wait(ctx, &backoff) {
@@ -494,25 +494,32 @@ func (c *cluster[C]) path() string { return c.node.Path }
 
 // reread reads c's cluster again, and walks what changed below it: new
 // children, children deleted, children whose kubeconfig changed, and
-// children that could not be reached before.
-func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
+// children that could not be reached before. It returns what the read of
+// the cluster from its stores took, what the next reread waits for
+// (rereadCost): not the walks of its children, whose time is theirs (a
+// child out of reach, tried again every RetryUnreachable, may take a
+// dial's timeout, and would hold every change of its parent back twenty
+// times that).
+func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) (time.Duration, error) {
 	w.mu.Lock()
 	n := c.node
 	if w.clusters[n] != c {
 		w.mu.Unlock()
-		return nil
+		return 0, nil
 	}
 	chain := w.chain(n)
 	reconnect := c.reconnect
 	c.reconnect = map[string]bool{}
 	w.mu.Unlock()
 
+	start := time.Now()
 	r := fleet.Reread(ctx, chain, n, c.conn, w.opts.Walk, w.opts.Probes...)
+	took := time.Since(start)
 	if ctx.Err() != nil {
-		return nil
+		return took, nil
 	}
 	if r.Node.Error != "" {
-		return errors.New(r.Node.Error)
+		return took, errors.New(r.Node.Error)
 	}
 	chain = append(chain, n)
 	// Children new, or connected again, are walked before the tree is
@@ -545,7 +552,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 		walked[path] = res
 	}
 	if ctx.Err() != nil {
-		return nil
+		return took, nil
 	}
 
 	w.mu.Lock()
@@ -558,7 +565,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 				}
 			})
 		}
-		return nil
+		return took, nil
 	}
 	next := *r.Node
 	next.Children = make([]*fleet.Node, 0, len(r.Children))
@@ -618,7 +625,7 @@ func (w *Watcher[C]) reread(ctx context.Context, c *cluster[C]) error {
 	fleet.Link(w.root, w.opts.Walk.Linkers...)
 	w.start(c)
 	w.notify()
-	return nil
+	return took, nil
 }
 
 // shown are the kinds of c's objects the watch shows as it applies their
