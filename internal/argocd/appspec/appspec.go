@@ -250,3 +250,38 @@ func Decode(raw []byte) (*Application, error) {
 	}
 	return &Application{Namespace: a.Metadata.Namespace, Name: a.Metadata.Name, Annotations: a.Metadata.Annotations, Spec: a.Spec, Status: a.Status}, nil
 }
+
+// Tracking methods of a hub (argocd-cm application.resourceTrackingMethod).
+const (
+	TrackingAnnotation         = "annotation"
+	TrackingLabel              = "label"
+	TrackingAnnotationAndLabel = "annotation+label"
+)
+
+// Settings are a hub's Argo CD settings that the render and the comparison
+// honour, from its argocd-cm and argocd-cmd-params-cm ConfigMaps
+// (ParseSettings, settings.go).
+type Settings struct {
+	// Namespace is the hub's Argo CD namespace (the control plane's): an
+	// Application elsewhere is named namespace_name in its tracking.
+	Namespace string
+	// TrackingMethod is one of the Tracking constants (default annotation).
+	TrackingMethod string
+	// InstanceLabelKey is application.instanceLabelKey (default
+	// app.kubernetes.io/instance), the label of label tracking.
+	InstanceLabelKey string
+	// InstallationID is installationID, written beside the tracking id.
+	InstallationID string
+	// KustomizeBuildOptions are kustomize.buildOptions, as its flags.
+	KustomizeBuildOptions string
+	// IgnoreDifferences are resource.customizations.ignoreDifferences.*
+	// (Group and Kind from the key; "all": every kind, Kind "*").
+	IgnoreDifferences []ResourceIgnoreDifferences
+	// IgnoreAggregatedRoles and IgnoreResourceStatusField are
+	// resource.compareoptions'.
+	IgnoreAggregatedRoles     bool
+	IgnoreResourceStatusField string
+	// ServerSideDiff is controller.diff.server.side of
+	// argocd-cmd-params-cm: every Application diffs on the server.
+	ServerSideDiff bool
+}
