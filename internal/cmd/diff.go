@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 )
@@ -20,19 +21,21 @@ const (
 	ExitDiffError   = 2
 )
 
-const flagKustomization = "kustomization"
-
 // DiffOptions are the flags and arguments of `kubectl fleet diff`.
 type DiffOptions struct {
 	*RootOptions
 	WalkFlags
 	GitFlags
 
-	Kustomizations []string
-	Output         string
+	// Kinds are --kind: the engines' DiffKind.Short to run (default all).
+	Kinds []string
+	// Units are each engine's --FLAG NAMESPACE/NAME values, by its Short.
+	Units  map[string]*[]string
+	Output string
 
-	paths [][]fleet.Segment
-	named map[types.NamespacedName]bool
+	paths   [][]fleet.Segment
+	differs []provider.Differ
+	named   map[string]map[types.NamespacedName]bool
 }
 
 // NewCmdDiff builds `kubectl fleet diff`.
@@ -43,7 +46,8 @@ func NewCmdDiff(root *RootOptions) *cobra.Command {
 		Short: "Show what a git checkout would change on every cluster, remote targets included",
 		Long: templates.LongDesc(`
 			Show what applying a checkout of the fleet repository would change,
-			Kustomization by Kustomization, on every selected cluster.
+			on every selected cluster: Flux's Kustomizations and Argo CD's
+			Applications (--kind ks, app; both by default).
 
 			Each Kustomization is built from its spec.path in the checkout as
 			kustomize-controller builds it (a generated kustomization.yaml where
@@ -55,14 +59,26 @@ func NewCmdDiff(root *RootOptions) *cobra.Command {
 			Secret reaches (read through the same kubeconfig policy as every
 			Secret). Objects would be created, configured (a diff of the fields
 			the apply changes) or pruned (from status.inventory, with
-			spec.prune). What the controller skips is skipped. Secret values
-			are never shown.
+			spec.prune). What the controller skips is skipped.
 
-			A Kustomization is compared with the checkout whose remote is its
-			GitRepository's URL (--git), or the one --source maps its
-			GitRepository to; one whose source has no checkout is reported and
-			not diffed. PATHs select clusters: the Kustomizations on them, and
-			those on their parents that apply to them.
+			Each Application is rendered from the checkout as Argo CD's
+			repo-server renders it (a directory, Kustomize or Helm, with the
+			Application's options and the hub's settings), with libraries, in
+			memory, and compared as Argo CD's controller compares it
+			(ignoreDifferences, Prune=false, IgnoreExtraneous, hooks left out,
+			server-side diff where asked) with the live objects of its
+			destination: the hub, or the cluster its Argo CD cluster Secret
+			reaches. Objects would be created, configured, pruned (with
+			automated prune) or pruned by a sync with prune. No Argo CD API or
+			token is used. A source that cannot be rendered here (a config
+			management plugin, a chart from a chart repository) is reported as
+			not diffed, with the reason.
+
+			Secret values are never shown. A unit is compared with the checkout
+			whose remote is its source's URL (--git), or the one --source maps
+			it to; one whose source has no checkout is reported and not diffed.
+			PATHs select clusters: the units on them, and those on other
+			clusters that apply to them.
 
 			The exit code is that of kubectl diff: 0 nothing would change, 1
 			something would change (even where other clusters could not be
@@ -78,36 +94,82 @@ func NewCmdDiff(root *RootOptions) *cobra.Command {
 			# One Kustomization wherever it is, from a branch of the repository
 			git -C ~/fleet switch my-change && kubectl fleet diff --git ~/fleet --kustomization flux-system/apps
 
-			# A GitRepository whose URL is not a remote of the checkout
-			kubectl fleet diff --source flux-system/platform=~/platform`),
+			# Argo CD's Applications alone, or one of them
+			kubectl fleet diff --kind app --git ~/fleet
+			kubectl fleet diff --git ~/fleet --app argocd/guestbook
+
+			# A GitRepository, or an Application's repository, whose URL is not a remote of the checkout
+			kubectl fleet diff --source flux-system/platform=~/platform --source https://git.example.com/apps.git=~/apps`),
 		ValidArgsFunction: completePaths(root),
 	}
 	runWithUsageCode(cmd, ExitDiffError, o)
 	f := cmd.Flags()
 	o.WalkFlags.AddFlags(f)
-	o.GitFlags.AddFlags(f, "diff every Kustomization whose GitRepository's URL is one of its remotes against its working tree")
-	f.StringArrayVar(&o.Kustomizations, flagKustomization, nil, "NAMESPACE/NAME: diff only the Kustomizations of that name (repeatable; default: all)")
+	o.URLs = true
+	o.GitFlags.AddFlags(f, "diff every unit (Kustomization, Application) whose source's URL is one of its remotes against its working tree")
+	o.Units = map[string]*[]string{}
+	var shorts []string
+	for _, d := range root.Providers.Differs() {
+		k := d.DiffKind()
+		shorts = append(shorts, k.Short)
+		o.Units[k.Short] = new([]string)
+		f.StringArrayVar(o.Units[k.Short], k.Flag, nil, fmt.Sprintf("NAMESPACE/NAME: diff only the %ss of that name (repeatable; default: all)", k.Object))
+	}
+	f.StringSliceVar(&o.Kinds, flagKind, nil, fmt.Sprintf("What to diff: %s (repeatable or comma-separated; default: all, or those whose names are given)", strings.Join(shorts, ", ")))
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a diff per cluster)")
 	_ = cmd.MarkFlagDirname(flagGit)
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
+	completeValues(cmd, flagKind, shorts...)
 	return cmd
 }
 
-// Complete parses PATHs and the Kustomization names.
+// Complete parses PATHs, the kinds and the units' names.
 func (o *DiffOptions) Complete(args []string) error {
 	var err error
 	if o.paths, err = parsePaths(args); err != nil {
 		return err
 	}
-	o.named = map[types.NamespacedName]bool{}
-	for _, s := range o.Kustomizations {
-		ns, name, ok := strings.Cut(s, "/")
-		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-			return fmt.Errorf("invalid --%s %q: use NAMESPACE/NAME", flagKustomization, s)
-		}
-		o.named[types.NamespacedName{Namespace: ns, Name: name}] = true
+	o.named = map[string]map[types.NamespacedName]bool{}
+	kinds := map[string]bool{}
+	for _, k := range o.Kinds {
+		kinds[k] = true
 	}
-	return nil
+	named := map[string]bool{} // the kinds whose units are named
+	var errs []error
+	for _, d := range o.Providers.Differs() {
+		k := d.DiffKind()
+		o.named[k.Short] = map[types.NamespacedName]bool{}
+		for _, s := range *o.Units[k.Short] {
+			ns, name, ok := strings.Cut(s, "/")
+			if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+				errs = append(errs, fmt.Errorf("invalid --%s %q: use NAMESPACE/NAME", k.Flag, s))
+				continue
+			}
+			o.named[k.Short][types.NamespacedName{Namespace: ns, Name: name}] = true
+			named[k.Short] = true
+		}
+	}
+	var known []string
+	for _, d := range o.Providers.Differs() {
+		k := d.DiffKind()
+		known = append(known, k.Short)
+		switch {
+		case len(kinds) > 0 && kinds[k.Short]:
+		case len(kinds) > 0:
+			if named[k.Short] {
+				errs = append(errs, fmt.Errorf("--%s names %ss, which --%s %s leaves out: add %s to --%s", k.Flag, k.Object, flagKind, strings.Join(o.Kinds, ","), k.Short, flagKind))
+			}
+			continue
+		case len(named) > 0 && !named[k.Short]:
+			continue // names given of other kinds only
+		}
+		o.differs = append(o.differs, d)
+		delete(kinds, k.Short)
+	}
+	for k := range kinds {
+		errs = append(errs, fmt.Errorf("invalid --%s %q: use %s", flagKind, k, strings.Join(known, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // Validate checks the flags, one message per problem.
@@ -138,17 +200,21 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return &ExitError{Code: ExitDiffError, Err: err}
 	}
-	differ, ok := o.Providers.Differ()
-	if !ok {
+	if len(o.differs) == 0 {
 		return &ExitError{Code: ExitDiffError, Err: errors.New("no integration diffs a checkout")}
 	}
-	report, err := differ.Diff(ctx, res, provider.DiffRequest{
-		Named: o.named, Timeout: o.Timeout, Concurrency: o.Concurrency,
-		Checkout: o.checkout, Progress: o.showProgress,
-	})
-	if err != nil {
-		return &ExitError{Code: ExitDiffError, Err: err}
+	var engines []diffreport.Engine
+	for _, d := range o.differs {
+		e, err := d.Diff(ctx, res, provider.DiffRequest{
+			Named: o.named[d.DiffKind().Short], Timeout: o.Timeout, Concurrency: o.Concurrency,
+			Checkout: o.checkout, Progress: o.showProgress,
+		})
+		if err != nil {
+			return &ExitError{Code: ExitDiffError, Err: err}
+		}
+		engines = append(engines, e)
 	}
+	report := diffreport.Join(engines...)
 	err = o.printAs(o.Output, report, func() error {
 		return report.Draw(o.Out, o.useColor(o.Out))
 	})
@@ -167,17 +233,13 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// checkout is the checkout of a GitRepository: the one --source maps it
-// to, else --git when the GitRepository's URL is one of its remotes; or
-// what to give to have one.
+// checkout is the checkout of a unit's source: the one --source maps
+// it (a GitRepository's NAMESPACE/NAME) or its URL to, else --git when its
+// URL is one of its remotes; or what to give to have one.
 func (o *DiffOptions) checkout(name, url string) (dir, missing string) {
-	if c, ok := o.sources[name]; ok {
-		return c.Dir, ""
+	what := url
+	if name != "" {
+		what = fmt.Sprintf("GitRepository %s (%s)", name, url)
 	}
-	if o.GitFlags.checkout != nil {
-		if _, ok := o.GitFlags.checkout.Matches(url); ok {
-			return o.GitFlags.checkout.Dir, ""
-		}
-	}
-	return "", fmt.Sprintf("no checkout of GitRepository %s (%s): give --%s a clone of it, or --%s %s=DIR", name, url, flagGit, flagSource, name)
+	return o.checkoutOf(name, url, what)
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/golden"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
@@ -57,14 +58,25 @@ func diffCheckout(t *testing.T) string {
 		client.ObjectKey{Namespace: "flux-system", Name: "flux-system"}, client.ObjectKey{Namespace: "tenants", Name: "team-a"})
 }
 
-func diffReport(t *testing.T, r result) *fluxdiff.Report {
+// diffJSON is the diff command's -o json: per cluster, Flux's
+// Kustomizations; the totals.
+type diffJSON struct {
+	Clusters []struct {
+		Path           string                   `json:"path"`
+		Error          string                   `json:"error"`
+		Kustomizations []fluxdiff.Kustomization `json:"kustomizations"`
+	} `json:"clusters"`
+	Summary diffreport.Summary `json:"summary"`
+}
+
+func diffReport(t *testing.T, r result) *diffJSON {
 	t.Helper()
-	return decode[fluxdiff.Report](t, r)
+	return decode[diffJSON](t, r)
 }
 
 // actions lists "TARGET KIND/NS/NAME action" for every object of a report
 // that is not unchanged.
-func actions(rep *fluxdiff.Report) []string {
+func actions(rep *diffJSON) []string {
 	var out []string
 	for _, c := range rep.Clusters {
 		for _, k := range c.Kustomizations {

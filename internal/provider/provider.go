@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -30,6 +29,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/gitops"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
@@ -124,49 +124,42 @@ type Operator interface {
 	Operations() []ops.Adapter
 }
 
-// Differ is a provider whose engine the diff command runs (Flux's: what
-// applying a checkout would change, Kustomization by Kustomization).
+// Differ is a provider whose engine the diff command runs: what a
+// checkout would change, unit by unit (Flux's Kustomizations, Argo CD's
+// Applications). Every Differ of the set runs, each selected by its
+// DiffKind, into one report.
 type Differ interface {
 	Provider
+	// DiffKind names the engine's units for the diff command's flags.
+	DiffKind() DiffKind
 	// Diff compares what the walk res reached (its connections kept)
-	// with the checkouts req finds. An error is a diff that could not be
-	// made at all: bad input, or the command interrupted.
-	Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req DiffRequest) (DiffReport, error)
+	// with the checkouts req finds: the engine's part of the report. An
+	// error is a diff that could not be made at all: bad input, or the
+	// command interrupted.
+	Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req DiffRequest) (diffreport.Engine, error)
+}
+
+// DiffKind names a Differ's units: Short for --kind ("ks"), Object for
+// messages ("Kustomization"), Flag the repeatable flag that names units
+// to diff as NAMESPACE/NAME ("kustomization").
+type DiffKind struct {
+	Short, Object, Flag string
 }
 
 // DiffRequest is what the diff command asks of a Differ.
 type DiffRequest struct {
-	// Named, when not empty, are the only objects to diff (the diff
-	// command's --kustomization).
+	// Named, when not empty, are the only units to diff (the engine's
+	// DiffKind.Flag).
 	Named map[types.NamespacedName]bool
 	// Timeout bounds each request; Concurrency the clusters diffed at once.
 	Timeout     time.Duration
 	Concurrency int
-	// Checkout finds the checkout of the source name (NAMESPACE/NAME) of
-	// URL url: its directory, or why there is none (what to give the
-	// command to have one).
+	// Checkout finds the checkout of the source name (NAMESPACE/NAME, or
+	// empty where the unit names none) of URL url: its directory, or why
+	// there is none (what to give the command to have one).
 	Checkout func(name, url string) (dir, missing string)
 	// Progress, when set, shows line while the diff runs, until stop.
 	Progress func(line func() string) (stop func())
-}
-
-// DiffReport is a diff of the fleet, as a Differ reports it: printed as
-// JSON or YAML as it is, or drawn.
-type DiffReport interface {
-	// Draw draws the report, coloured or not.
-	Draw(w io.Writer, color bool) error
-	// Outcome is what the report says for the exit code.
-	Outcome() DiffOutcome
-}
-
-// DiffOutcome is what a diff found, for the exit code: changes, errors,
-// or nothing compared.
-type DiffOutcome struct {
-	// Changes: something would change. Errors: something could not be
-	// diffed.
-	Changes, Errors bool
-	// NothingCompared, when not empty, says why nothing was compared.
-	NothingCompared string
 }
 
 // Declarer is a provider that finds, in a checkout of the fleet
@@ -288,10 +281,10 @@ func (s Set) Operations() []ops.Adapter {
 	return gather(s, func(p Operator) []ops.Adapter { return p.Operations() })
 }
 
-// Differ is the set's first Differ, the diff command's engine; false
-// when none diffs.
-func (s Set) Differ() (Differ, bool) {
-	return first[Differ](s)
+// Differs are the set's Differs, the diff command's engines, in the
+// set's order.
+func (s Set) Differs() []Differ {
+	return all[Differ](s)
 }
 
 // Declarations are the first Declarer's declarations of the fleet below
@@ -382,6 +375,17 @@ func gather[I any, T any](s Set, get func(I) []T) []T {
 	for _, p := range s {
 		if i, ok := p.(I); ok {
 			out = append(out, get(i)...)
+		}
+	}
+	return out
+}
+
+// all are the set's providers that implement I, in order.
+func all[I any](s Set) []I {
+	var out []I
+	for _, p := range s {
+		if i, ok := p.(I); ok {
+			out = append(out, i)
 		}
 	}
 	return out

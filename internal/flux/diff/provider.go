@@ -3,9 +3,9 @@ package fluxdiff
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync/atomic"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/reach"
@@ -29,10 +29,10 @@ func (Provider) Kinds() provider.Kinds { return provider.Kinds{} }
 
 // Diff plans the Kustomizations to diff (Plan), diffs them (Run), showing
 // its progress, and reports them (NewReport).
-func (Provider) Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req provider.DiffRequest) (provider.DiffReport, error) {
+func (Provider) Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req provider.DiffRequest) (diffreport.Engine, error) {
 	clusters, unreadable, err := Plan(res, PlanConfig{Named: req.Named, Timeout: req.Timeout, Checkout: req.Checkout})
 	if err != nil {
-		return nil, err
+		return diffreport.Engine{}, err
 	}
 	total := 0
 	for _, c := range clusters {
@@ -48,23 +48,12 @@ func (Provider) Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req
 	diffs := Run(ctx, clusters, Options{Concurrency: req.Concurrency, Done: func() { done.Add(1) }})
 	stop()
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("diff interrupted: %w", err)
+		return diffreport.Engine{}, fmt.Errorf("diff interrupted: %w", err)
 	}
-	return NewReport(diffs, unreadable), nil
+	return NewEngine(diffs, unreadable), nil
 }
 
-// Draw draws the report (Draw).
-func (r *Report) Draw(w io.Writer, color bool) error {
-	return Draw(w, r, DrawOptions{Color: color})
-}
-
-// Outcome says whether anything would change, anything could not be
-// diffed, or nothing was compared for want of a checkout.
-func (r *Report) Outcome() provider.DiffOutcome {
-	s := r.Summary
-	out := provider.DiffOutcome{Changes: s.Changes(), Errors: s.Errors()}
-	if s.Kustomizations == 0 && s.NotDiffed > 0 {
-		out.NothingCompared = "nothing was compared: no Kustomization's source has a checkout (see above)"
-	}
-	return out
+// DiffKind is Kustomizations: --kind ks, --kustomization NAMESPACE/NAME.
+func (Provider) DiffKind() provider.DiffKind {
+	return provider.DiffKind{Short: "ks", Object: "Kustomization", Flag: "kustomization"}
 }

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
-	"github.com/kubectl-fleet/kubectl-fleet/internal/provider"
 )
 
 // A report's outcome is what decides the diff command's exit code: a
-// change wins over an error, an error over nothing compared; and the
-// report drawn and marshalled through provider.DiffReport is the Report's.
+// change wins over an error, an error over nothing compared; and Flux's
+// part of it marshals as the diff command always printed it: each
+// cluster's "kustomizations", the summary's count of them after
+// "changed".
 func TestReportOutcome(t *testing.T) {
 	k := func(name, skipped string, actions ...fluxdiff.Action) fluxdiff.Kustomization {
 		out := fluxdiff.Kustomization{Target: "a", Namespace: "flux-system", Name: name, Skipped: skipped, Objects: []fluxdiff.Object{}}
@@ -24,41 +26,38 @@ func TestReportOutcome(t *testing.T) {
 		name       string
 		ks         []fluxdiff.Kustomization
 		unreadable map[string]string
-		want       provider.DiffOutcome
+		want       diffreport.Outcome
 	}{
-		{"nothing changes", []fluxdiff.Kustomization{k("a", "", fluxdiff.Unchanged)}, nil, provider.DiffOutcome{}},
-		{"a change and an error", []fluxdiff.Kustomization{k("a", "", fluxdiff.Created, fluxdiff.Failed)}, nil, provider.DiffOutcome{Changes: true, Errors: true}},
-		{"an unreadable cluster", nil, map[string]string{"b": "down"}, provider.DiffOutcome{Errors: true}},
+		{"nothing changes", []fluxdiff.Kustomization{k("a", "", fluxdiff.Unchanged)}, nil, diffreport.Outcome{}},
+		{"a change and an error", []fluxdiff.Kustomization{k("a", "", fluxdiff.Created, fluxdiff.Failed)}, nil, diffreport.Outcome{Changes: true, Errors: true}},
+		{"an unreadable cluster", nil, map[string]string{"b": "down"}, diffreport.Outcome{Errors: true}},
 		{"no checkout", []fluxdiff.Kustomization{k("a", "no checkout")}, nil,
-			provider.DiffOutcome{NothingCompared: "nothing was compared: no Kustomization's source has a checkout (see above)"}},
-		{"one without a checkout", []fluxdiff.Kustomization{k("a", "no checkout"), k("b", "", fluxdiff.Unchanged)}, nil, provider.DiffOutcome{}},
+			diffreport.Outcome{NothingCompared: "nothing was compared: no Kustomization's source has a checkout (see above)"}},
+		{"one without a checkout", []fluxdiff.Kustomization{k("a", "no checkout"), k("b", "", fluxdiff.Unchanged)}, nil, diffreport.Outcome{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := fluxdiff.NewReport(tc.ks, tc.unreadable)
-			var dr provider.DiffReport = r
-			if got := dr.Outcome(); got != tc.want {
+			if got := r.Outcome(); got != tc.want {
 				t.Errorf("Outcome() = %+v, want %+v", got, tc.want)
 			}
-			var viaDraw, direct bytes.Buffer
-			if err := dr.Draw(&viaDraw, false); err != nil {
-				t.Fatal(err)
-			}
-			if err := fluxdiff.Draw(&direct, r, fluxdiff.DrawOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if viaDraw.String() != direct.String() {
-				t.Errorf("Draw through the interface:\n%s\nwant\n%s", viaDraw.String(), direct.String())
-			}
-			a, err := json.Marshal(dr)
+			data, err := json.Marshal(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := json.Marshal(r)
-			if err != nil {
+			var doc struct {
+				Clusters []map[string]json.RawMessage `json:"clusters"`
+				Summary  json.RawMessage              `json:"summary"`
+			}
+			if err := json.Unmarshal(data, &doc); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(a, b) {
-				t.Errorf("JSON through the interface %s, want %s", a, b)
+			for _, c := range doc.Clusters {
+				if _, ok := c["kustomizations"]; !ok || len(c) > 3 {
+					t.Errorf("cluster %v: want path, error and kustomizations", c)
+				}
+			}
+			if !bytes.HasPrefix(doc.Summary, []byte(`{"clusters":1,"changed":`)) || !bytes.Contains(doc.Summary, []byte(`,"kustomizations":`)) {
+				t.Errorf("summary %s", doc.Summary)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package fluxdiff
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
@@ -10,42 +9,13 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
-// DrawOptions control how a fleet diff is drawn.
-type DrawOptions struct {
-	Color bool
-}
-
-// Draw draws a fleet diff, in render's styles: per cluster, each Kustomization that applies to
-// it and the objects it would create, configure (with their diff), prune
-// or skip; then the summary line. Unchanged objects are counted, not listed.
-func Draw(w io.Writer, r *Report, opts DrawOptions) error {
-	r = escape.Copy(r)
-	st := render.NewPainter(w, opts.Color)
-	var b strings.Builder
-	for i := range r.Clusters {
-		c := &r.Clusters[i]
-		b.WriteString(st.Paint(fleet.StyleBold, fleet.DisplayPath(c.Path)))
-		switch n := c.Changes(); {
-		case c.Error != "":
-			b.WriteString(" " + st.Paint(fleet.StyleBad, "cannot be diffed: "+flat(c.Error)))
-		case n > 0:
-			b.WriteString(" " + st.Paint(fleet.StyleWarn, fmt.Sprintf("(%s would change)", fleet.Plural(n, "object"))))
-		}
-		b.WriteString("\n")
-		for j := range c.Kustomizations {
-			drawKustomizationDiff(&b, st, c, &c.Kustomizations[j])
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString(r.Summary.String())
-	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func drawKustomizationDiff(b *strings.Builder, st render.Painter, c *ClusterReport, k *Kustomization) {
+// drawKustomizationDiff draws k, which applies to the cluster at path
+// cluster, escaped.
+func drawKustomizationDiff(b *strings.Builder, st render.Painter, cluster string, k *Kustomization) {
+	remote := k.Cluster != cluster
+	k = escape.Copy(k)
 	var where []string
-	if k.Cluster != c.Path {
+	if remote {
 		where = append(where, "on "+fleet.DisplayPath(k.Cluster)+" through secret "+k.TargetSecret)
 	}
 	where = append(where, k.Source+" "+k.Path)

@@ -14,24 +14,21 @@ import (
 // always did (render.Diff's output before it moved here), escaped, and
 // in render's colours with colour on.
 func TestDraw(t *testing.T) {
-	r := &fluxdiff.Report{Clusters: []fluxdiff.ClusterReport{
-		{Path: "", Kustomizations: []fluxdiff.Kustomization{
-			{Namespace: "flux-system", Name: "a", Source: "GitRepository/x", Path: "./a", Objects: []fluxdiff.Object{
-				{Kind: "ConfigMap", Namespace: "n", Name: "c", Action: fluxdiff.Configured, Diff: "--- a\n+++ b\n@@ x\n-\told\n+new\n same\t tab \n"},
-				{Kind: "ConfigMap", Name: "d", Action: fluxdiff.Created},
-				{Kind: "ConfigMap", Name: "e", Action: fluxdiff.Unchanged},
-				{Kind: "ConfigMap", Name: "f", Action: fluxdiff.Skipped, Reason: "why\nnot"},
-				{Kind: "ConfigMap", Name: "g", Action: fluxdiff.Pruned},
-			}},
-			{Cluster: "aws", Namespace: "flux-system", Name: "b", TargetSecret: "s", Suspended: true, Skipped: "no\ncheckout"},
-			{Namespace: "flux-system", Name: "e", Error: "broken\nbad"},
-			{Namespace: "flux-system", Name: "ok", Objects: []fluxdiff.Object{{Kind: "X", Name: "y", Action: fluxdiff.Unchanged}}},
-			{Namespace: "flux-system", Name: "e2", Error: "half", Objects: []fluxdiff.Object{{Kind: "X", Name: "y", Action: fluxdiff.Failed, Reason: "r"}}},
+	r := fluxdiff.NewReport([]fluxdiff.Kustomization{
+		{Namespace: "flux-system", Name: "a", Source: "GitRepository/x", Path: "./a", Objects: []fluxdiff.Object{
+			{Kind: "ConfigMap", Namespace: "n", Name: "c", Action: fluxdiff.Configured, Diff: "--- a\n+++ b\n@@ x\n-\told\n+new\n same\t tab \n"},
+			{Kind: "ConfigMap", Name: "d", Action: fluxdiff.Created},
+			{Kind: "ConfigMap", Name: "e", Action: fluxdiff.Unchanged},
+			{Kind: "ConfigMap", Name: "f", Action: fluxdiff.Skipped, Reason: "why\nnot"},
+			{Kind: "ConfigMap", Name: "g", Action: fluxdiff.Pruned},
 		}},
-		{Path: "aws/b", Error: "gone\x1b[31m"},
-	}, Summary: fluxdiff.Summary{Clusters: 2, Configured: 1, Created: 1}}
+		{Cluster: "aws", Namespace: "flux-system", Name: "b", TargetSecret: "s", Suspended: true, Skipped: "no\ncheckout"},
+		{Namespace: "flux-system", Name: "e", Error: "broken\nbad"},
+		{Namespace: "flux-system", Name: "ok", Objects: []fluxdiff.Object{{Kind: "X", Name: "y", Action: fluxdiff.Unchanged}}},
+		{Namespace: "flux-system", Name: "e2", Error: "half", Objects: []fluxdiff.Object{{Kind: "X", Name: "y", Action: fluxdiff.Failed, Reason: "r"}}},
+	}, map[string]string{"aws/b": "gone\x1b[31m"})
 	var b bytes.Buffer
-	if err := fluxdiff.Draw(&b, r, fluxdiff.DrawOptions{}); err != nil {
+	if err := r.Draw(&b, false); err != nil {
 		t.Fatal(err)
 	}
 	want := `/ (3 objects would change)
@@ -55,13 +52,13 @@ func TestDraw(t *testing.T) {
 
 aws/b cannot be diffed: gone\x1b[31m
 
-0 clusters would change: 1 configured, 1 created.
+1 cluster would change: 1 configured, 1 created, 1 pruned. 1 object left alone by the controller's rules; 1 Kustomization not diffed for want of a checkout; 2 Kustomizations could not be diffed; 1 cluster could not be read.
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("drawn (-want +got):\n%s", diff)
 	}
 	b.Reset()
-	if err := fluxdiff.Draw(&b, r, fluxdiff.DrawOptions{Color: true}); err != nil {
+	if err := r.Draw(&b, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"\x1b[1m/\x1b[0m \x1b[33m(3 objects would change)\x1b[0m", "\x1b[33m► ConfigMap/n/c configured\x1b[0m", "\x1b[90m--- a\x1b[0m",

@@ -7,6 +7,7 @@ package fluxprovider
 import (
 	"context"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
 	fluxdiff "github.com/kubectl-fleet/kubectl-fleet/internal/flux/diff"
@@ -33,9 +34,12 @@ var (
 func New() Provider { return Provider{Provider: flux.NewProvider()} }
 
 // Diff is Flux's diff (fluxdiff.Provider).
-func (p Provider) Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req provider.DiffRequest) (provider.DiffReport, error) {
+func (p Provider) Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req provider.DiffRequest) (diffreport.Engine, error) {
 	return p.diff.Diff(ctx, res, req)
 }
+
+// DiffKind is fluxdiff.Provider's: Kustomizations.
+func (p Provider) DiffKind() provider.DiffKind { return p.diff.DiffKind() }
 
 // Declarations are Flux's (fluxgit.Provider): a manifest found through
 // the Flux object that applied it.

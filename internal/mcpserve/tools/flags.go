@@ -14,6 +14,7 @@ const (
 	flagGit            = "git"
 	flagKind           = "kind"
 	flagKustomization  = "kustomization"
+	flagApp            = "app"
 	flagLevel          = "level"
 	flagName           = "name"
 	flagReason         = "reason"

@@ -254,6 +254,7 @@ func reportPage(doc any, key string, page pageArgs, narrow string) (*reportOutpu
 type diffInput struct {
 	Paths          []string `json:"paths,omitempty" jsonschema:"subtrees to diff; empty for the whole fleet"`
 	Kustomizations []string `json:"kustomizations,omitempty" jsonschema:"only these Kustomizations, as NAMESPACE/NAME"`
+	Applications   []string `json:"applications,omitempty" jsonschema:"only these Argo CD Applications, as NAMESPACE/NAME"`
 	walkArgs
 	pageArgs
 }
@@ -283,7 +284,7 @@ func (o *tools) add() {
 	}, o.drift)
 	mcpserve.AddTool(o.s, &mcp.Tool{
 		Name:        "fleet_diff",
-		Description: "What applying git would change on the clusters, as kubectl fleet diff shows it: each Flux Kustomization built from the server's checkout (its --git) and diffed server-side. Needs the server started with --git." + dataNote,
+		Description: "What applying git would change on the clusters, as kubectl fleet diff shows it: each Flux Kustomization built from the server's checkout (its --git) and diffed server-side, each Argo CD Application rendered from it as Argo CD renders it and compared as Argo CD compares. Needs the server started with --git." + dataNote,
 		Annotations: readOnly("Diff against git"),
 	}, o.diff)
 	o.addInspectTools()
@@ -382,12 +383,15 @@ func (o *tools) diff(ctx context.Context, req *mcp.CallToolRequest, in diffInput
 	for _, k := range in.Kustomizations {
 		args = append(args, "--"+flagKustomization+"="+k)
 	}
+	for _, a := range in.Applications {
+		args = append(args, "--"+flagApp+"="+a)
+	}
 	args = append(args, in.args()...)
 	r := o.s.RunCommand(ctx, req, positional(args, in.Paths...)...)
 	if r.Doc == nil {
 		return nil, nil, r.Failure()
 	}
-	out, err := reportPage(r.Doc, "clusters", in.pageArgs, "diff fewer clusters (paths, limit) or Kustomizations")
+	out, err := reportPage(r.Doc, "clusters", in.pageArgs, "diff fewer clusters (paths, limit), Kustomizations or Applications")
 	if err != nil {
 		return nil, nil, err
 	}

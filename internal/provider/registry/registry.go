@@ -4,7 +4,7 @@
 package registry
 
 import (
-	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd/argoprovider"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/capi"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/clusterprofile"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux/fluxprovider"
@@ -19,12 +19,13 @@ import (
 // edges tried, in this order (a cluster both a CAPI Cluster and an Argo
 // CD cluster Secret lead to is reached by its CAPI kubeconfig first), and
 // probes record what they read in it. Flux is its provider with its diff
-// and git parts (fluxprovider), which import it.
+// and git parts (fluxprovider), Argo CD its provider with its diff
+// (argoprovider), which import them.
 func Providers() provider.Set {
 	return provider.Set{
 		capi.NewProvider(),
 		fluxprovider.New(),
-		argocd.NewProvider(),
+		argoprovider.New(),
 		ocm.NewProvider(),
 		clusterprofile.NewProvider(),
 		sveltos.NewProvider(),

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -10,17 +11,22 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 )
 
-// The registry's set offers the diff command its engine and the git
-// writes their declarations, both Flux's: the command reaches them
+// The registry's set offers the diff command its engines, Flux's
+// (Kustomizations, --kind ks) then Argo CD's (Applications, --kind app),
+// and the git writes their declarations, Flux's: the command reaches them
 // through the seam alone.
 func TestSetOffersDiffAndGit(t *testing.T) {
 	set := registry.Providers()
-	d, ok := set.Differ()
-	if !ok {
-		t.Fatal("the registry's set offers no Differ")
+	var got []string
+	for _, d := range set.Differs() {
+		k := d.DiffKind()
+		got = append(got, d.Name()+" "+k.Short+" "+k.Object+" --"+k.Flag)
 	}
-	if _, isFlux := d.(fluxprovider.Provider); !isFlux || d.Name() != "flux" {
-		t.Errorf("Differ() = %T named %q, want Flux's diff", d, d.Name())
+	if want := []string{"flux ks Kustomization --kustomization", "argocd app Application --app"}; !slices.Equal(got, want) {
+		t.Errorf("Differs() = %q, want %q", got, want)
+	}
+	if _, isFlux := set.Differs()[0].(fluxprovider.Provider); !isFlux {
+		t.Errorf("the first Differ is %T, want Flux's", set.Differs()[0])
 	}
 	c := &gitops.Checkout{Dir: t.TempDir()}
 	decl, ok := set.Declarations(c, &fleet.Node{}, map[string]bool{"flux-system/src": true})
