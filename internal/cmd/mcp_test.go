@@ -775,14 +775,19 @@ func TestMCPDiff(t *testing.T) {
 		Report map[string]any
 		Total  int
 	}](t, "fleet_diff", res)
-	cli := diffReport(t, onFleet(t, f, "diff", "aws", "--git", dir, "-o", "json"))
-	data, _ := json.Marshal(cli.Summary)
-	var want map[string]any
-	_ = json.Unmarshal(data, &want)
+	r := onFleet(t, f, "diff", "aws", "--git", dir, "-o", "json")
+	cli := diffReport(t, r)
+	var doc struct {
+		Summary map[string]any `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := doc.Summary
 	if got.Total != len(cli.Clusters) || !reflect.DeepEqual(got.Report["summary"], want) {
 		t.Errorf("fleet_diff: %d clusters, summary %v; diff -o json: %d, %v", got.Total, got.Report["summary"], len(cli.Clusters), want)
 	}
-	data, _ = json.Marshal(res.StructuredContent)
+	data, _ := json.Marshal(res.StructuredContent)
 	var clean any
 	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(data), dir, "CHECKOUT")), &clean)
 	mcpGolden(t, "mcp/diff-clean", clean)
