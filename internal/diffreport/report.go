@@ -332,6 +332,30 @@ func (r *Report) Draw(w io.Writer, color bool) error {
 	return err
 }
 
+// DrawDiff writes an object's unified diff, each line indented by six
+// spaces below the object's line and painted as a diff: headers dim,
+// additions good, removals bad; nothing for an empty diff.
+func DrawDiff(b *strings.Builder, st render.Painter, diff string) {
+	if diff == "" {
+		return
+	}
+	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+		fmt.Fprintf(b, "      %s\n", st.Paint(diffLineStyle(l), l))
+	}
+}
+
+func diffLineStyle(l string) fleet.Style {
+	switch {
+	case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "@@"):
+		return fleet.StyleDim
+	case strings.HasPrefix(l, "+"):
+		return fleet.StyleGood
+	case strings.HasPrefix(l, "-"):
+		return fleet.StyleBad
+	}
+	return fleet.StylePlain
+}
+
 // Outcome is what the report says for the exit code.
 type Outcome struct {
 	// Changes: something would change. Errors: something could not be

@@ -197,12 +197,7 @@ func drawApplication(b *strings.Builder, st render.Painter, cluster string, a *A
 			line += ": " + o.Reason
 		}
 		fmt.Fprintf(b, "    %s\n", st.Paint(actionStyle(o.Action), line))
-		if o.Diff == "" {
-			continue
-		}
-		for _, l := range strings.Split(strings.TrimRight(o.Diff, "\n"), "\n") {
-			fmt.Fprintf(b, "      %s\n", st.Paint(diffLineStyle(l), l))
-		}
+		diffreport.DrawDiff(b, st, o.Diff)
 	}
 }
 
@@ -233,18 +228,6 @@ func actionStyle(a Action) fleet.Style {
 		return fleet.StyleBad
 	}
 	return fleet.StyleDim
-}
-
-func diffLineStyle(l string) fleet.Style {
-	switch {
-	case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "@@"):
-		return fleet.StyleDim
-	case strings.HasPrefix(l, "+"):
-		return fleet.StyleGood
-	case strings.HasPrefix(l, "-"):
-		return fleet.StyleBad
-	}
-	return fleet.StylePlain
 }
 
 // NewEngine groups the Applications by the cluster they deploy to (their

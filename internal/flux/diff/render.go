@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
@@ -47,12 +48,7 @@ func drawKustomizationDiff(b *strings.Builder, st render.Painter, cluster string
 			line += ": " + flat(o.Reason)
 		}
 		fmt.Fprintf(b, "    %s\n", st.Paint(actionStyle(o.Action), line))
-		if o.Diff == "" {
-			continue
-		}
-		for _, l := range strings.Split(strings.TrimRight(o.Diff, "\n"), "\n") {
-			fmt.Fprintf(b, "      %s\n", st.Paint(diffLineStyle(l), l))
-		}
+		diffreport.DrawDiff(b, st, o.Diff)
 	}
 }
 
@@ -75,18 +71,6 @@ func actionStyle(a Action) fleet.Style {
 		return fleet.StyleBad
 	}
 	return fleet.StyleDim
-}
-
-func diffLineStyle(l string) fleet.Style {
-	switch {
-	case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "@@"):
-		return fleet.StyleDim
-	case strings.HasPrefix(l, "+"):
-		return fleet.StyleGood
-	case strings.HasPrefix(l, "-"):
-		return fleet.StyleBad
-	}
-	return fleet.StylePlain
 }
 
 // flat is s on one line, its line breaks spaces.
