@@ -23,8 +23,10 @@ const envRequestLog = "KUBECTL_FLEET_REQUEST_LOG"
 // sources and the kinds every command reads (the core's and the
 // providers'), no discovery, and the request log when
 // KUBECTL_FLEET_REQUEST_LOG asks for it. shortLived says each connection is
-// closed once its cluster is read (kube.Options.ShortLived).
-func (o *RootOptions) connector(policy kubeconfig.Policy, shortLived bool) (*reach.Connector, error) {
+// closed once its cluster is read (kube.Options.ShortLived); perCluster is
+// the time the command allows each cluster, which a TLS handshake may take
+// (kube.Options.HandshakeTimeout).
+func (o *RootOptions) connector(policy kubeconfig.Policy, shortLived bool, perCluster time.Duration) (*reach.Connector, error) {
 	s, err := o.Providers.Scheme()
 	if err != nil {
 		return nil, err
@@ -43,6 +45,8 @@ func (o *RootOptions) connector(policy kubeconfig.Policy, shortLived bool) (*rea
 		ShortLived: shortLived,
 		ChunkSize:  o.ChunkSize,
 		Retain:     o.retain,
+		// A cluster's time is --timeout, its TLS handshake included.
+		HandshakeTimeout: perCluster,
 	}
 	if o.ChunkSize == 0 {
 		opts.ChunkSize = -1 // one request
@@ -65,8 +69,9 @@ func (o *RootOptions) writeRequestLog() error {
 // kubectl would with the same flags, and names it after its context. That
 // kubeconfig is the operator's own and trusted; only kubeconfigs read from
 // Secrets further down go through the policy. shortLived says the
-// connections below it are each closed once their cluster is read.
-func (o *RootOptions) rootCluster(policy kubeconfig.Policy, shortLived bool) (*reach.Cluster, string, error) {
+// connections below it are each closed once their cluster is read;
+// perCluster is the time allowed each cluster.
+func (o *RootOptions) rootCluster(policy kubeconfig.Policy, shortLived bool, perCluster time.Duration) (*reach.Cluster, string, error) {
 	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to load your kubeconfig: %w", err)
@@ -83,7 +88,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy, shortLived bool) (*r
 	if name == "" {
 		name = kube.RedactURL(cfg.Host)
 	}
-	connector, err := o.connector(policy, shortLived)
+	connector, err := o.connector(policy, shortLived, perCluster)
 	if err != nil {
 		return nil, "", err
 	}
@@ -98,7 +103,7 @@ func (o *RootOptions) rootCluster(policy kubeconfig.Policy, shortLived bool) (*r
 // providers' probes and then more, showing progress on a terminal, and turns an unreadable root
 // into a failure of the whole command: nothing below it can be known.
 func (o *RootOptions) walk(ctx context.Context, opts fleet.Options, more ...fleet.Probe[*reach.Cluster]) (*fleet.Result[*reach.Cluster], error) {
-	root, name, err := o.rootCluster(o.policy(), !opts.KeepConnections)
+	root, name, err := o.rootCluster(o.policy(), !opts.KeepConnections, opts.Timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -152,7 +152,7 @@ func (o *GetKubeconfigOptions) Validate() error {
 
 // Run reads the Secret and prints, writes or merges it.
 func (o *GetKubeconfigOptions) Run(ctx context.Context) error {
-	root, _, err := o.rootCluster(o.policy(), false)
+	root, _, err := o.rootCluster(o.policy(), false, o.Timeout)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func (o *RootOptions) pathCandidates(ctx context.Context, prefix string) []strin
 	}
 	// A TAB prints nothing on the terminal: exec plugins the operator
 	// allowed run without being announced.
-	root, _, err := o.rootCluster(o.quietPolicy(), false)
+	root, _, err := o.rootCluster(o.quietPolicy(), false, completionTimeout)
 	if err != nil {
 		return nil
 	}

@@ -71,7 +71,7 @@ func Events(ctx context.Context, conn *kube.Conn, ref ObjectRef, limit int, time
 	}
 	m, err := resolve(mapper, ref.Resource)
 	if err != nil {
-		return nil, reachError(conn, err)
+		return nil, reachError(ctx, conn, err)
 	}
 	cs, err := conn.Clientset(timeout)
 	if err != nil {
@@ -101,7 +101,7 @@ func Events(ctx context.Context, conn *kube.Conn, ref ObjectRef, limit int, time
 		}
 		list, err := cs.CoreV1().Events(ns).List(ctx, opts)
 		if err != nil {
-			return nil, reachError(conn, fmt.Errorf("failed to list the events of %s: %w", object, err))
+			return nil, reachError(ctx, conn, fmt.Errorf("failed to list the events of %s: %w", object, err))
 		}
 		all = append(all, list.Items...)
 		if opts.Continue = list.Continue; opts.Continue == "" {

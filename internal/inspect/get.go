@@ -79,7 +79,7 @@ func Get(ctx context.Context, conn *kube.Conn, q GetQuery, timeout time.Duration
 	}
 	m, err := resolve(mapper, q.Resource)
 	if err != nil {
-		return nil, reachError(conn, err)
+		return nil, reachError(ctx, conn, err)
 	}
 	dyn, err := conn.Dynamic(timeout)
 	if err != nil {
@@ -99,14 +99,14 @@ func Get(ctx context.Context, conn *kube.Conn, q GetQuery, timeout time.Duration
 	if q.Name != "" {
 		obj, err := r.Get(ctx, q.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, reachError(conn, fmt.Errorf("failed to get %s %s: %w", out.Resource, objectName(ns, q.Name), err))
+			return nil, reachError(ctx, conn, fmt.Errorf("failed to get %s %s: %w", out.Resource, objectName(ns, q.Name), err))
 		}
 		out.Items = append(out.Items, sanitize(obj.Object, secret))
 		return out, nil
 	}
 	list, err := r.List(ctx, metav1.ListOptions{LabelSelector: q.Selector, Limit: n, Continue: q.Continue})
 	if err != nil {
-		return nil, reachError(conn, fmt.Errorf("failed to list %s%s: %w", out.Resource, inNamespace(namespaced, ns), err))
+		return nil, reachError(ctx, conn, fmt.Errorf("failed to list %s%s: %w", out.Resource, inNamespace(namespaced, ns), err))
 	}
 	for i := range list.Items {
 		out.Items = append(out.Items, sanitize(list.Items[i].Object, secret))

@@ -114,10 +114,10 @@ func mapperOf(conn *kube.Conn, timeout time.Duration) (apimeta.RESTMapper, error
 
 // reachError is err, said without the request's URL when the cluster
 // could not be reached.
-func reachError(conn *kube.Conn, err error) error {
+func reachError(ctx context.Context, conn *kube.Conn, err error) error {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
-		return conn.ReachError(err)
+		return conn.ReachError(ctx, err)
 	}
 	return err
 }

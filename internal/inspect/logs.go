@@ -94,7 +94,7 @@ func Logs(ctx context.Context, conn *kube.Conn, q LogQuery, controllers []provid
 		pod, err = namedPod(ctx, cs, q.Namespace, q.Pod)
 	}
 	if err != nil {
-		return nil, reachError(conn, err)
+		return nil, reachError(ctx, conn, err)
 	}
 	container, err := containerOf(pod, q.Container)
 	if err != nil {
@@ -103,14 +103,14 @@ func Logs(ctx context.Context, conn *kube.Conn, q LogQuery, controllers []provid
 	opts := &corev1.PodLogOptions{Container: container, TailLines: &tail, LimitBytes: &limitBytes, Previous: q.Previous}
 	stream, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
 	if err != nil {
-		return nil, reachError(conn, fmt.Errorf("failed to read the log of container %s of pod %s/%s: %w", container, pod.Namespace, pod.Name, err))
+		return nil, reachError(ctx, conn, fmt.Errorf("failed to read the log of container %s of pod %s/%s: %w", container, pod.Namespace, pod.Name, err))
 	}
 	defer func() { _ = stream.Close() }()
 	// The apiserver stops at limitBytes; reading one more byte tells a
 	// server that does not from one whose log fits.
 	body, err := io.ReadAll(io.LimitReader(stream, limitBytes+1))
 	if err != nil {
-		return nil, reachError(conn, fmt.Errorf("failed to read the log of container %s of pod %s/%s: %w", container, pod.Namespace, pod.Name, err))
+		return nil, reachError(ctx, conn, fmt.Errorf("failed to read the log of container %s of pod %s/%s: %w", container, pod.Namespace, pod.Name, err))
 	}
 	out := &LogsResult{Pod: pod.Name, Namespace: pod.Namespace, Container: container, Lines: []string{}}
 	if int64(len(body)) >= limitBytes {

@@ -91,8 +91,14 @@ type Options struct {
 	// (a walk that does not keep its connections): its HTTP/2 connection
 	// sends no health-check pings. Every request is bounded by its own
 	// timeout, so nothing needs them; and a connection that has them is
-	// held 30 s after it is closed (see withoutHealthCheck).
+	// held 30 s after it is closed (see tuned).
 	ShortLived bool
+	// HandshakeTimeout is how long a TLS handshake may take, when longer
+	// than client-go's 10 s: the time the operator allows each cluster
+	// (--timeout), which bounds every request of a walk anyway. A
+	// handshake on a slow or loaded link then ends with the cluster's
+	// deadline, as the flag says, not before it.
+	HandshakeTimeout time.Duration
 }
 
 // Dialled is a cluster reached by Options.Dial: what a connection reads of
@@ -175,9 +181,7 @@ func (c *Connector) Connect(cfg *rest.Config) (*Conn, error) {
 	c.tune(conn)
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if c.opts.ShortLived {
-			rt = withoutHealthCheck(rt)
-		}
+		rt = tuned(rt, c.opts.HandshakeTimeout, c.opts.ShortLived)
 		tr.base = rt
 		tr.one = &oneConnection{next: rt, ready: make(chan struct{})}
 		rt = tr.one
@@ -435,7 +439,7 @@ func (c *Conn) Identity(ctx context.Context) (string, error) {
 		// one), or no right to read it: the endpoint it is reached at.
 		return c.Endpoint(), nil
 	default:
-		return "", c.ReachError(err)
+		return "", c.ReachError(ctx, err)
 	}
 }
 
@@ -475,9 +479,17 @@ func ParseGitVersion(body []byte) (string, error) {
 // ReachError says why the cluster could not be reached without the
 // client's request noise (URLs with query strings): "cannot reach
 // https://10.0.0.1:6443: dial tcp 10.0.0.1:6443: connect: connection refused".
-func (c *Conn) ReachError(err error) error {
+//
+// A request that failed once ctx's deadline had passed failed for that
+// reason, whichever timer a loaded machine ran first (the transport's TLS
+// handshake timeout and the context's deadline can fire together): the
+// error says the deadline, then what the transport said.
+func (c *Conn) ReachError(ctx context.Context, err error) error {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) && !errors.Is(uerr.Err, context.DeadlineExceeded) {
+			return fmt.Errorf("cannot reach %s: %w (%w)", RedactURL(c.cfg.Host), context.DeadlineExceeded, uerr.Err)
+		}
 		return fmt.Errorf("cannot reach %s: %w", RedactURL(c.cfg.Host), uerr.Err)
 	}
 	return fmt.Errorf("failed to reach %s: %w", RedactURL(c.cfg.Host), err)

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -533,4 +534,25 @@ func clientCertificate(t *testing.T) (cert, key []byte) {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
+}
+
+// A request that failed once the cluster's deadline had passed says the
+// deadline, whichever timer fired first, then what the transport said;
+// before the deadline, the transport's error alone.
+func TestReachErrorSaysTheDeadline(t *testing.T) {
+	conn := kube.NewConnForClient(nil, "https://10.0.0.1:6443")
+	failed := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api?x=1", Err: errors.New("net/http: TLS handshake timeout")}
+	past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	err := conn.ReachError(past, failed)
+	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != "cannot reach https://10.0.0.1:6443: context deadline exceeded (net/http: TLS handshake timeout)" {
+		t.Errorf("after the deadline: %v", err)
+	}
+	future, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	for _, ctx := range []context.Context{context.Background(), future} {
+		if err := conn.ReachError(ctx, failed); errors.Is(err, context.DeadlineExceeded) || err.Error() != "cannot reach https://10.0.0.1:6443: net/http: TLS handshake timeout" {
+			t.Errorf("before the deadline: %v", err)
+		}
+	}
 }

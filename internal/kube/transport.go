@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // oneConnection makes the parallel reads of a new connection share one
@@ -60,38 +61,60 @@ func (o *oneConnection) WrappedRoundTripper() http.RoundTripper { return o.next 
 // later: it would hold its transport until the process ends.
 const shortLivedIdle = 5 * time.Second
 
-// withoutHealthCheck is client-go's transport rt, copied with an HTTP/2
-// transport of its own that sends no health-check pings and closes a
-// connection idle for shortLivedIdle; rt as it is when it is not an
-// *http.Transport that speaks HTTP/2 (DISABLE_HTTP2, a plain-HTTP server's,
-// a caller's own).
+// tuned is client-go's transport rt, copied with what the connection
+// changes of it: a TLS handshake allowed handshake when that is longer
+// than rt's (client-go's 10 s), and, for a short-lived connection, an
+// HTTP/2 transport that sends no health-check pings and closes a
+// connection idle for shortLivedIdle. It is rt as it is when nothing
+// changes, or when rt is not an *http.Transport that speaks TLS
+// (a plain-HTTP server's, a caller's own).
 //
-// client-go turns the health check on for every transport (a ping after
-// 30 s without a frame, HTTP2_READ_IDLE_TIMEOUT_SECONDS), which a connection
-// that lives on (a watch) needs to notice a dead peer. But when an HTTP/2
-// connection's read loop ends, it arms that timer once more without
-// stopping it (golang.org/x/net/http2 and net/http's copy of it), and the
-// timer holds the connection, its transport, TLS state and buffers for the
-// 30 s: a walk of 10,000 tenants finishes ~180 clusters a second, so ~5,000
-// closed connections at once, ~750 MB (docs/benchmarks.md). The copy keeps
-// everything else of rt: TLS configuration and client-certificate callback,
-// dialer, proxy, timeouts.
-func withoutHealthCheck(rt http.RoundTripper) http.RoundTripper {
+// The handshake: the operator's --timeout is the time allowed per cluster,
+// connecting included; client-go's own 10 s would cut a handshake on a
+// slow or loaded link before it, and report it as a TLS timeout rather
+// than the cluster's time running out.
+//
+// The health check: client-go turns it on for every transport (a ping
+// after 30 s without a frame, HTTP2_READ_IDLE_TIMEOUT_SECONDS), which a
+// connection that lives on (a watch) needs to notice a dead peer. But when
+// an HTTP/2 connection's read loop ends, it arms that timer once more
+// without stopping it (golang.org/x/net/http2 and net/http's copy of it),
+// and the timer holds the connection, its transport, TLS state and buffers
+// for the 30 s: a walk of 10,000 tenants finishes ~180 clusters a second,
+// so ~5,000 closed connections at once, ~750 MB (docs/benchmarks.md).
+//
+// The copy keeps everything else of rt: TLS configuration and
+// client-certificate callback, dialer, proxy, other timeouts.
+func tuned(rt http.RoundTripper, handshake time.Duration, shortLived bool) http.RoundTripper {
 	t, ok := rt.(*http.Transport)
 	if !ok || t.TLSClientConfig == nil {
 		return rt
 	}
-	if _, h2 := t.TLSNextProto["h2"]; !h2 {
+	_, h2 := t.TLSNextProto["h2"]
+	longer := handshake > t.TLSHandshakeTimeout
+	quiet := shortLived && h2
+	if !longer && !quiet {
 		return rt
 	}
 	c := t.Clone()
+	if longer {
+		c.TLSHandshakeTimeout = handshake
+	}
+	if !h2 {
+		return c
+	}
+	// The clone's HTTP/2 transport is made anew: the one rt has is bound
+	// to rt.
 	c.TLSNextProto = nil
-	h2, err := http2.ConfigureTransports(c)
+	if !quiet {
+		return utilnet.SetTransportDefaults(c) // client-go's HTTP/2 settings
+	}
+	t2, err := http2.ConfigureTransports(c)
 	if err != nil {
 		return rt
 	}
-	h2.ReadIdleTimeout = 0
-	h2.IdleConnTimeout = shortLivedIdle
+	t2.ReadIdleTimeout = 0
+	t2.IdleConnTimeout = shortLivedIdle
 	return c
 }
 
