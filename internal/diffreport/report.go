@@ -17,6 +17,42 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
+// Action is what a sync of a unit would do to one of its objects.
+type Action string
+
+// The actions, the same for every engine.
+const (
+	Created    Action = "created"
+	Configured Action = "configured"
+	Pruned     Action = "pruned"
+	// Prunable: an object a sync would prune only with prune (Argo CD's
+	// Applications without automated prune).
+	Prunable  Action = "prunable"
+	Unchanged Action = "unchanged"
+	// Skipped: the controller would leave the object alone; the object's
+	// reason says why.
+	Skipped Action = "skipped"
+	// Failed: the dry-run was refused; the reason is the apiserver's answer.
+	Failed Action = "failed"
+)
+
+// Changes reports whether a sync would change the cluster: created,
+// configured or pruned.
+func (a Action) Changes() bool { return a == Created || a == Configured || a == Pruned }
+
+// Style is how the report paints the action.
+func (a Action) Style() fleet.Style {
+	switch a {
+	case Created:
+		return fleet.StyleGood
+	case Configured:
+		return fleet.StyleWarn
+	case Pruned, Prunable, Failed:
+		return fleet.StyleBad
+	}
+	return fleet.StyleDim
+}
+
 // Tally counts what an engine found on a cluster: its units (a
 // Kustomization, an Application) diffed, not diffed (no checkout, not
 // renderable here) and failed, and their objects by what a sync would do.
@@ -28,6 +64,24 @@ type Tally struct {
 // Changes counts the objects that would change: created, configured,
 // pruned, and those a sync with prune would prune.
 func (t Tally) Changes() int { return t.Created + t.Configured + t.Pruned + t.Prunable }
+
+// Count counts one object that a sync would do a to.
+func (t *Tally) Count(a Action) {
+	switch a {
+	case Created:
+		t.Created++
+	case Configured:
+		t.Configured++
+	case Pruned:
+		t.Pruned++
+	case Prunable:
+		t.Prunable++
+	case Skipped:
+		t.Skipped++
+	case Unchanged:
+		t.Unchanged++
+	}
+}
 
 func (t *Tally) add(o Tally) {
 	t.Diffed += o.Diffed

@@ -2,6 +2,7 @@ package appdiff
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd/argocompare"
@@ -12,18 +13,18 @@ import (
 )
 
 // Action is what a sync of the Application would do to one object.
-type Action string
+type Action = diffreport.Action
 
 // The actions, as the diff command reports them for Kustomizations too,
 // and Prunable: an object a sync would prune only with prune.
 const (
-	Created    Action = "created"
-	Configured Action = "configured"
-	Pruned     Action = "pruned"
-	Prunable   Action = "prunable"
-	Unchanged  Action = "unchanged"
-	Skipped    Action = "skipped"
-	Failed     Action = "failed"
+	Created    = diffreport.Created
+	Configured = diffreport.Configured
+	Pruned     = diffreport.Pruned
+	Prunable   = diffreport.Prunable
+	Unchanged  = diffreport.Unchanged
+	Skipped    = diffreport.Skipped
+	Failed     = diffreport.Failed
 )
 
 // Object is one object of an Application's diff.
@@ -131,20 +132,7 @@ func (as Applications) Tally() diffreport.Tally {
 			t.Failed++
 		}
 		for _, o := range a.Objects {
-			switch o.Action {
-			case Created:
-				t.Created++
-			case Configured:
-				t.Configured++
-			case Pruned:
-				t.Pruned++
-			case Prunable:
-				t.Prunable++
-			case Skipped:
-				t.Skipped++
-			case Unchanged:
-				t.Unchanged++
-			}
+			t.Count(o.Action)
 		}
 	}
 	return t
@@ -196,7 +184,7 @@ func drawApplication(b *strings.Builder, st render.Painter, cluster string, a *A
 		if o.Reason != "" {
 			line += ": " + o.Reason
 		}
-		fmt.Fprintf(b, "    %s\n", st.Paint(actionStyle(o.Action), line))
+		fmt.Fprintf(b, "    %s\n", st.Paint(o.Action.Style(), line))
 		diffreport.DrawDiff(b, st, o.Diff)
 	}
 }
@@ -210,24 +198,7 @@ func actionText(a Action) string {
 }
 
 func hasSkipped(a *Application) bool {
-	for _, o := range a.Objects {
-		if o.Action == Skipped {
-			return true
-		}
-	}
-	return false
-}
-
-func actionStyle(a Action) fleet.Style {
-	switch a {
-	case Created:
-		return fleet.StyleGood
-	case Configured:
-		return fleet.StyleWarn
-	case Pruned, Prunable, Failed:
-		return fleet.StyleBad
-	}
-	return fleet.StyleDim
+	return slices.ContainsFunc(a.Objects, func(o Object) bool { return o.Action == Skipped })
 }
 
 // NewEngine groups the Applications by the cluster they deploy to (their

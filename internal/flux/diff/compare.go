@@ -18,25 +18,24 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 )
 
 // Action is what applying the checkout would do to one object.
-type Action string
+type Action = diffreport.Action
 
 // The actions, as kustomize-controller would take them.
 const (
-	Created    Action = "created"
-	Configured Action = "configured"
-	Pruned     Action = "pruned"
-	Unchanged  Action = "unchanged"
+	Created    = diffreport.Created
+	Configured = diffreport.Configured
+	Pruned     = diffreport.Pruned
+	Unchanged  = diffreport.Unchanged
 	// Skipped: the controller would leave the object alone; Reason says why.
-	Skipped Action = "skipped"
+	Skipped = diffreport.Skipped
 	// Failed: the dry-run was refused; Reason is the apiserver's answer.
-	Failed Action = "failed"
+	Failed = diffreport.Failed
 )
-
-// Changes reports whether the action changes the cluster.
-func (a Action) Changes() bool { return a == Created || a == Configured || a == Pruned }
 
 // Object is one object a Kustomization builds or would prune.
 type Object struct {

@@ -2,6 +2,7 @@ package fluxdiff
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
@@ -47,30 +48,13 @@ func drawKustomizationDiff(b *strings.Builder, st render.Painter, cluster string
 		if o.Reason != "" {
 			line += ": " + flat(o.Reason)
 		}
-		fmt.Fprintf(b, "    %s\n", st.Paint(actionStyle(o.Action), line))
+		fmt.Fprintf(b, "    %s\n", st.Paint(o.Action.Style(), line))
 		diffreport.DrawDiff(b, st, o.Diff)
 	}
 }
 
 func hasSkipped(k *Kustomization) bool {
-	for _, o := range k.Objects {
-		if o.Action == Skipped {
-			return true
-		}
-	}
-	return false
-}
-
-func actionStyle(a Action) fleet.Style {
-	switch a {
-	case Created:
-		return fleet.StyleGood
-	case Configured:
-		return fleet.StyleWarn
-	case Pruned, Failed:
-		return fleet.StyleBad
-	}
-	return fleet.StyleDim
+	return slices.ContainsFunc(k.Objects, func(o Object) bool { return o.Action == Skipped })
 }
 
 // flat is s on one line, its line breaks spaces.

@@ -28,18 +28,7 @@ func (ks Kustomizations) Tally() diffreport.Tally {
 			t.Failed++
 		}
 		for _, o := range k.Objects {
-			switch o.Action {
-			case Created:
-				t.Created++
-			case Configured:
-				t.Configured++
-			case Pruned:
-				t.Pruned++
-			case Skipped:
-				t.Skipped++
-			case Unchanged:
-				t.Unchanged++
-			}
+			t.Count(o.Action)
 		}
 	}
 	return t
