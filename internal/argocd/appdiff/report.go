@@ -27,32 +27,9 @@ const (
 	Failed     = diffreport.Failed
 )
 
-// Object is one object of an Application's diff.
-type Object struct {
-	Group     string `json:"group"`
-	Version   string `json:"version"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Action    Action `json:"action"`
-	// Reason says why it is skipped or failed.
-	Reason string `json:"reason,omitempty" escape:"oneline"`
-	// Diff is the unified diff of the live object and the object after
-	// a sync, Secret values masked: for a configured object.
-	Diff string `json:"diff,omitempty" escape:"lines"`
-	// Status and RequiresPruning are what Argo CD's controller would say
-	// of the object in the Application's status.resources: OutOfSync or
-	// Synced, and whether a sync with prune would delete it (an object
-	// skipped by Prune=false or IgnoreExtraneous is still OutOfSync).
-	Status          string `json:"status,omitempty"`
-	RequiresPruning bool   `json:"requiresPruning,omitempty"`
-}
-
-// Header is Argo CD's header of an object's diff (argocd app diff):
-// "===== group/Kind namespace/name ======".
-func (o *Object) Header() string {
-	return argocompare.Header(argocompare.Object{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
-}
+// Object is one object of an Application's diff, as the comparison
+// reports it.
+type Object = argocompare.Object
 
 // Application is the diff of one Application.
 type Application struct {

@@ -158,12 +158,7 @@ func (d *differ) diff(ctx context.Context, u *unit) {
 	if err != nil {
 		r.Error = err.Error()
 	}
-	for _, o := range objects {
-		r.Objects = append(r.Objects, Object{
-			Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
-			Action: Action(o.Action), Reason: o.Reason, Diff: o.Diff, Status: o.Status, RequiresPruning: o.RequiresPruning,
-		})
-	}
+	r.Objects = append(r.Objects, objects...)
 }
 
 func firstOf(s ...string) string {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd/appspec"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 )
 
 // FieldManager is the field manager of Argo CD's application controller
@@ -17,30 +18,25 @@ import (
 const FieldManager = "argocd-controller"
 
 // Action is what a sync of the Application would do to one object.
-type Action string
+type Action = diffreport.Action
 
 // The actions, as Argo CD's controller reports and syncs them.
 const (
-	Created    Action = "created"
-	Configured Action = "configured"
+	Created    = diffreport.Created
+	Configured = diffreport.Configured
 	// Pruned: tracked, no longer rendered, and the Application prunes
 	// automatically.
-	Pruned Action = "pruned"
+	Pruned = diffreport.Pruned
 	// Prunable: the same without automated prune: a sync with prune would
 	// prune it.
-	Prunable  Action = "prunable"
-	Unchanged Action = "unchanged"
+	Prunable  = diffreport.Prunable
+	Unchanged = diffreport.Unchanged
 	// Skipped: Argo CD leaves the object out of the comparison or of the
 	// sync (a hook, Prune=false, IgnoreExtraneous...); Reason says why.
-	Skipped Action = "skipped"
+	Skipped = diffreport.Skipped
 	// Failed: the object could not be compared; Reason says why.
-	Failed Action = "failed"
+	Failed = diffreport.Failed
 )
-
-// Changes reports whether the action changes the destination.
-func (a Action) Changes() bool {
-	return a == Created || a == Configured || a == Pruned || a == Prunable
-}
 
 // The statuses of an object in the Application's status.resources.
 const (
@@ -50,7 +46,7 @@ const (
 
 // Object is one object the Application renders or tracks.
 type Object struct {
-	Group     string `json:"group,omitempty"`
+	Group     string `json:"group"`
 	Version   string `json:"version"`
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
@@ -128,7 +124,7 @@ func Compare(ctx context.Context, desired, live, extraneous []*unstructured.Unst
 }
 
 // Header is the line `argocd app diff` prints above an object's diff.
-func Header(o Object) string {
+func (o *Object) Header() string {
 	return fmt.Sprintf("===== %s/%s %s/%s ======", o.Group, o.Kind, o.Namespace, o.Name)
 }
 

@@ -452,7 +452,7 @@ func TestCompare(t *testing.T) {
 			var diffs []string
 			for i := range got {
 				if got[i].Diff != "" {
-					diffs = append(diffs, Header(got[i])+"\n"+got[i].Diff)
+					diffs = append(diffs, got[i].Header()+"\n"+got[i].Diff)
 				}
 				got[i].Diff = ""
 			}
@@ -577,11 +577,11 @@ func TestServerSideDiff(t *testing.T) {
 }
 
 func TestHeader(t *testing.T) {
-	if got := Header(Object{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}); got != "===== apps/Deployment shop/web ======" {
-		t.Error(got)
+	if o := (Object{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}); o.Header() != "===== apps/Deployment shop/web ======" {
+		t.Error(o.Header())
 	}
-	if got := Header(Object{Kind: "Namespace", Name: "shop"}); got != "===== /Namespace /shop ======" {
-		t.Error(got)
+	if o := (Object{Kind: "Namespace", Name: "shop"}); o.Header() != "===== /Namespace /shop ======" {
+		t.Error(o.Header())
 	}
 }
 
