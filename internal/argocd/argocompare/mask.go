@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pmezard/go-difflib/difflib"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 )
 
 // replacement is what Argo CD writes for a Secret's value: "+" eight times,
@@ -108,12 +108,6 @@ func hideSecretData(target, live *unstructured.Unstructured) {
 	}
 }
 
-// noise are the fields the unified diff leaves out, as the Flux diff does.
-var noise = [][]string{
-	{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "uid"},
-	{"metadata", "generation"}, {"metadata", "creationTimestamp"}, {"status"},
-}
-
 // unified is the unified diff of the normalized live object and the
 // predicted one, Secret values masked.
 func unified(live, predicted map[string]any) (string, error) {
@@ -122,23 +116,7 @@ func unified(live, predicted map[string]any) (string, error) {
 	if isSecret(a) || isSecret(b) {
 		hideSecretData(b, a)
 	}
-	for _, u := range []*unstructured.Unstructured{a, b} {
-		for _, f := range noise {
-			unstructured.RemoveNestedField(u.Object, f...)
-		}
-	}
-	ya, err := yaml.Marshal(a.Object)
-	if err != nil {
-		return "", fmt.Errorf("failed to encode the live object: %w", err)
-	}
-	yb, err := yaml.Marshal(b.Object)
-	if err != nil {
-		return "", fmt.Errorf("failed to encode the predicted object: %w", err)
-	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(ya)), B: difflib.SplitLines(string(yb)),
-		FromFile: "live", ToFile: "git", Context: 3,
-	})
+	return diffreport.Unified(a, b)
 }
 
 func isSecret(u *unstructured.Unstructured) bool {

@@ -12,12 +12,10 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
-	"github.com/pmezard/go-difflib/difflib"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 )
@@ -228,36 +226,13 @@ func stale(ctx context.Context, target client.Client, k *kustomizev1.Kustomizati
 	return out, nil
 }
 
-// noise are the fields every apply changes or that git does not set: they
-// are left out of a diff.
-var noise = [][]string{
-	{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "uid"},
-	{"metadata", "generation"}, {"metadata", "creationTimestamp"}, {"status"},
-}
-
 // unified is the unified diff of live and merged, Secret data masked.
 func unified(live, merged *unstructured.Unstructured) (string, error) {
 	a, b := live.DeepCopy(), merged.DeepCopy()
 	if err := maskSecret(a, b); err != nil {
 		return "", err
 	}
-	for _, u := range []*unstructured.Unstructured{a, b} {
-		for _, f := range noise {
-			unstructured.RemoveNestedField(u.Object, f...)
-		}
-	}
-	ya, err := yaml.Marshal(a.Object)
-	if err != nil {
-		return "", fmt.Errorf("failed to encode the live object: %w", err)
-	}
-	yb, err := yaml.Marshal(b.Object)
-	if err != nil {
-		return "", fmt.Errorf("failed to encode the applied object: %w", err)
-	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(ya)), B: difflib.SplitLines(string(yb)),
-		FromFile: "live", ToFile: "git", Context: 3,
-	})
+	return diffreport.Unified(a, b)
 }
 
 // masked replaces every value of a Secret that kubectl fleet shows.
