@@ -12,21 +12,6 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/render"
 )
 
-// Action is what a sync of the Application would do to one object.
-type Action = diffreport.Action
-
-// The actions, as the diff command reports them for Kustomizations too,
-// and Prunable: an object a sync would prune only with prune.
-const (
-	Created    = diffreport.Created
-	Configured = diffreport.Configured
-	Pruned     = diffreport.Pruned
-	Prunable   = diffreport.Prunable
-	Unchanged  = diffreport.Unchanged
-	Skipped    = diffreport.Skipped
-	Failed     = diffreport.Failed
-)
-
 // Object is one object of an Application's diff, as the comparison
 // reports it.
 type Object = argocompare.Object
@@ -67,7 +52,7 @@ func (a *Application) Changes() int {
 	n := 0
 	for _, o := range a.Objects {
 		switch o.Action {
-		case Created, Configured, Pruned, Prunable:
+		case diffreport.Created, diffreport.Configured, diffreport.Pruned, diffreport.Prunable:
 			n++
 		}
 	}
@@ -81,7 +66,7 @@ func (a *Application) Failed() bool {
 		return true
 	}
 	for _, o := range a.Objects {
-		if o.Action == Failed {
+		if o.Action == diffreport.Failed {
 			return true
 		}
 	}
@@ -154,7 +139,7 @@ func drawApplication(b *strings.Builder, st render.Painter, cluster string, a *A
 		fmt.Fprintf(b, "    %s\n", st.Paint(fleet.StyleBad, a.Error))
 	}
 	for _, o := range a.Objects {
-		if o.Action == Unchanged {
+		if o.Action == diffreport.Unchanged {
 			continue
 		}
 		line := fmt.Sprintf("%s %s", o.Header(), actionText(o.Action))
@@ -167,15 +152,15 @@ func drawApplication(b *strings.Builder, st render.Painter, cluster string, a *A
 }
 
 // actionText is what the report says of an action.
-func actionText(a Action) string {
-	if a == Prunable {
+func actionText(a diffreport.Action) string {
+	if a == diffreport.Prunable {
 		return "would be pruned by a sync with prune"
 	}
 	return string(a)
 }
 
 func hasSkipped(a *Application) bool {
-	return slices.ContainsFunc(a.Objects, func(o Object) bool { return o.Action == Skipped })
+	return slices.ContainsFunc(a.Objects, func(o Object) bool { return o.Action == diffreport.Skipped })
 }
 
 // NewEngine groups the Applications by the cluster they deploy to (their
