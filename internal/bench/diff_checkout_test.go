@@ -47,15 +47,15 @@ type benchApp struct {
 }
 
 // benchApps are n apps: directory, Kustomize and Helm sources in turn,
-// every fifth deploying to the spoke, ten to a team's namespace, six in
-// ten in sync, two hand-edited, one missing an object, one with an object
-// left over.
+// every fifth deploying to the spoke, ten to a team's namespace, half
+// automated (two in four), six in ten in sync, two hand-edited, one
+// missing an object, one with an object left over.
 func benchApps(n int) []benchApp {
 	apps := make([]benchApp, n)
 	for i := range apps {
 		a := benchApp{
 			name: fmt.Sprintf("app-%04d", i+1), team: fmt.Sprintf("team-%02d", i/10+1),
-			spoke: i%5 == 4, source: []string{typeDirectory, typeKustomize, typeHelm}[i%3], automated: i%2 == 0,
+			spoke: i%5 == 4, source: []string{typeDirectory, typeKustomize, typeHelm}[i%3], automated: i%4 < 2,
 		}
 		switch i % 10 {
 		case 6, 7:
