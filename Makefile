@@ -138,17 +138,27 @@ fuzz: ## Fuzz every target for FUZZTIME each (default 5m; make test runs their c
 BENCH_TENANTS ?= 10,100,1000
 
 .PHONY: bench
-bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, the watch at 1000, real-sized management clusters (bench-realsize), and the Go benchmarks (≈ 40 min); the tables go to bin/benchmarks.md, bin/benchmarks-watch.md and bin/benchmarks-realsize.md.
+bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, the watch at 1000, real-sized management clusters (bench-realsize), diff of a hub of 500 Argo CD Applications (bench-diff), and the Go benchmarks (≈ 45 min); the tables go to bin/benchmarks.md, bin/benchmarks-watch.md, bin/benchmarks-realsize.md and bin/benchmarks-diff.md.
 	go test -count=1 -run '^$$' -bench . -benchmem ./internal/fleet ./internal/render ./internal/execguard ./internal/argocd
 	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 20x ./internal/cmd
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) FLEET_BENCH_CONCURRENCY=1 \
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) go test -count=1 -run '^$$' -bench Watch -benchtime 1x -timeout 60m ./internal/bench
 	$(MAKE) bench-realsize
+	$(MAKE) bench-diff
 
 .PHONY: bench-realsize
 bench-realsize: sandbox-bins ## Management clusters as big as real ones: an Argo CD hub of 5,000 Applications of 40 KB against kubectl, a master of 5,000 real-sized tenants against a thin one, 1,000 tenants of 100 Flux objects against the serial loop, and the hub watched while 20 Applications a second change (≈ 30 min); the table goes to bin/benchmarks-realsize.md.
 	go test -count=1 -run '^$$' -bench RealSize -benchtime 1x -timeout 120m ./internal/bench
+
+# The Applications of make bench-diff's hub, and how many runs of each diff.
+BENCH_DIFF_APPS  ?= 500
+BENCH_DIFF_PAIRS ?= 1
+
+.PHONY: bench-diff
+bench-diff: sandbox-bins ## diff --kind app of a hub of BENCH_DIFF_APPS (500) Argo CD Applications against diff --kind ks of as many Flux Kustomizations of the same objects, BENCH_DIFF_PAIRS (1) runs of each in turn (≈ 5 min; 3 pairs ≈ 10); the table goes to bin/benchmarks-diff.md.
+	FLEET_BENCH_DIFF_APPS=$(BENCH_DIFF_APPS) FLEET_BENCH_DIFF_PAIRS=$(BENCH_DIFF_PAIRS) \
+		go test -count=1 -run '^$$' -bench Diff -benchtime 1x -timeout 30m ./internal/bench
 
 # The commit make bench-pair runs beside this checkout, and how many pairs.
 BENCH_BASE  ?= 92a1d8f

@@ -7,5 +7,7 @@
 // ratios. BenchmarkWatch keeps `tree --watch -o json` open on the largest
 // fleet: what it costs while nothing changes, how soon a change reaches its
 // stream, how soon it ends on SIGINT, against one walk of the same fleet
-// (the period of a loop that walks it again and again).
+// (the period of a loop that walks it again and again). BenchmarkDiff
+// diffs a hub of 500 Argo CD Applications against a checkout, against the
+// Flux diff of as many Kustomizations of the same objects in turn.
 package bench

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -150,6 +151,7 @@ func (o *DiffOptions) Complete(args []string) error {
 		}
 	}
 	var known []string
+	unknown := maps.Clone(kinds) // kinds no engine has: kinds itself must stay whole for the loop
 	for _, d := range o.Providers.Differs() {
 		k := d.DiffKind()
 		known = append(known, k.Short)
@@ -164,9 +166,9 @@ func (o *DiffOptions) Complete(args []string) error {
 			continue // names given of other kinds only
 		}
 		o.differs = append(o.differs, d)
-		delete(kinds, k.Short)
+		delete(unknown, k.Short)
 	}
-	for k := range kinds {
+	for k := range unknown {
 		errs = append(errs, fmt.Errorf("invalid --%s %q: use %s", flagKind, k, strings.Join(known, ", ")))
 	}
 	return errors.Join(errs...)
