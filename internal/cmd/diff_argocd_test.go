@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd/appdiff"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 )
 
 // appDiffJSON is diff -o json's Argo CD half: per cluster, the
@@ -157,11 +158,11 @@ func TestDiffArgoCDApplicationsOnTheHubFleet(t *testing.T) {
 	if nested == nil || at != "aws/team-a" || nested.On != "aws" || nested.Error != "" || nested.NotDiffed != "" {
 		t.Fatalf("diff-nested %+v at %q, want on aws, at aws/team-a, diffed", nested, at)
 	}
-	actions := map[string]appdiff.Action{}
+	actions := map[string]diffreport.Action{}
 	for _, o := range nested.Objects {
 		actions[o.Kind+"/"+o.Namespace+"/"+o.Name] = o.Action
 	}
-	if actions["ConfigMap/default/diff-settings"] != appdiff.Created || actions["Secret/default/diff-credentials"] != appdiff.Configured {
+	if actions["ConfigMap/default/diff-settings"] != diffreport.Created || actions["Secret/default/diff-credentials"] != diffreport.Configured {
 		t.Errorf("diff-nested objects %v, want the ConfigMap created and the Secret configured", actions)
 	}
 	if a, _ := rep.application("argocd", "diff-unreachable"); a == nil || !strings.Contains(a.Error, "argo-garbage") {
