@@ -248,7 +248,7 @@ $(BIN)/capd-manager: $(CAPI_TOOL) $(wildcard hack/tools/capi/capd/*.go)
 	hack/tool.sh $(notdir $@) hack/tools/capi ./capd -ldflags '$(CAPI_LDFLAGS)'
 
 .PHONY: argocd-bins
-argocd-bins: $(BIN)/argocd $(BIN)/redis-server ## Build Argo CD's application-controller and repo-server and install redis-server, for sandbox clusters with argocdControllers (≈ 4 min the first time).
+argocd-bins: $(BIN)/argocd $(BIN)/helm $(BIN)/kustomize $(BIN)/redis-server ## Build Argo CD's application-controller and repo-server, the helm and kustomize its repo-server execs, and install redis-server, for sandbox clusters with argocdControllers (≈ 6 min the first time).
 
 # Argo CD's application-controller and repo-server, for sandbox clusters
 # with argocdControllers: true, are one multi-call binary (the sandbox picks
@@ -268,6 +268,22 @@ $(BIN)/argocd: hack/tools/argocd/go.mod hack/tools/argocd/go.sum $(wildcard hack
 	@echo "Argo CD $(ARGOCD_CTRL_VERSION) from the Go module proxy (≈ 4 min the first time)"
 	hack/tool.sh argocd hack/tools/argocd github.com/argoproj/argo-cd/v3/cmd -ldflags '$(ARGOCD_LDFLAGS)'
 	$@ version --client --short | grep -q '^argocd: $(ARGOCD_CTRL_VERSION)+'
+
+# The helm and kustomize the repo-server execs to render Helm and Kustomize
+# sources, as upstream's image ships them: the versions Argo CD v3.4.0 pins
+# (its hack/tool-versions.sh), each from a tools module of its own (helm's
+# and kustomize's dependency graphs as their go.mod give them). The sandbox
+# puts bin/ first on the repo-server's PATH and refuses to start without
+# them: never a helm or kustomize of the user's PATH. kustomize reads its
+# version from its module's (v5.8.1); helm's is stamped.
+ARGOCD_HELM_VERSION := v3.19.4
+$(BIN)/helm: hack/tools/argocd-helm/go.mod hack/tools/argocd-helm/go.sum
+	hack/tool.sh helm hack/tools/argocd-helm helm.sh/helm/v3/cmd/helm \
+		-ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(ARGOCD_HELM_VERSION) -X helm.sh/helm/v3/internal/version.gitTreeState=clean'
+	$@ version --short | grep -q '^$(ARGOCD_HELM_VERSION)'
+$(BIN)/kustomize: hack/tools/argocd-kustomize/go.mod hack/tools/argocd-kustomize/go.sum
+	hack/tool.sh kustomize hack/tools/argocd-kustomize sigs.k8s.io/kustomize/kustomize/v5 -ldflags '-s -w'
+	$@ version | grep -q '^v5.8.1$$'
 
 # Argo CD's cache, which its controller and repo-server share: the
 # sandbox runs one per cluster, on a loopback port, persisting nothing.
