@@ -264,7 +264,14 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 				return false, err
 			}
 		}
-		pending = pending[:0]
+		// The states of the last complete pass: the one the deadline
+		// cuts short (its reads fail) says nothing of the Applications.
+		var now []string
+		defer func() {
+			if ctx.Err() == nil {
+				pending = now
+			}
+		}()
 		for i := range s.spec.Apps {
 			a := &s.spec.Apps[i]
 			if a.SkipReconcile {
@@ -272,14 +279,14 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 			}
 			obj := argoCDObject(applicationKind, a.Namespace, a.Name)
 			if err := s.client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Name}, obj); err != nil {
-				pending = append(pending, fmt.Sprintf("%s/%s: %v", a.Namespace, a.Name, err))
+				now = append(now, fmt.Sprintf("%s/%s: %v", a.Namespace, a.Name, err))
 				continue
 			}
 			if why := unsettled(obj, a.Automated != nil && *a.Automated || a.Sync == "Synced"); why != "" {
-				pending = append(pending, fmt.Sprintf("%s/%s: %s", a.Namespace, a.Name, why))
+				now = append(now, fmt.Sprintf("%s/%s: %s", a.Namespace, a.Name, why))
 			}
 		}
-		return len(pending) == 0, nil
+		return len(now) == 0, nil
 	})
 	if err != nil {
 		return fmt.Errorf("the application-controller did not reconcile every Application: %w; %s", err, strings.Join(pending, "; "))
@@ -309,9 +316,15 @@ func unsettled(app *unstructured.Unstructured, synced bool) string {
 	case !slices.Contains([]string{"Synced", "OutOfSync"}, sync):
 		return fmt.Sprintf("sync status %q %s", sync, strings.Join(conditions, "; "))
 	case operation || phase == "Running" || phase == "Terminating":
-		return "an operation runs"
+		return fmt.Sprintf("an operation runs (retry %d): %s", retries(app), str("status", "operationState", "message"))
 	case synced && (sync != "Synced" || phase != "Succeeded"):
 		return fmt.Sprintf("to be synced, and %s, last sync %q: %s %s", sync, phase, str("status", "operationState", "message"), strings.Join(conditions, "; "))
 	}
 	return ""
+}
+
+// retries is how many times the controller has retried app's operation.
+func retries(app *unstructured.Unstructured) int64 {
+	n, _, _ := unstructured.NestedInt64(app.Object, "status", "operationState", "retryCount")
+	return n
 }
