@@ -235,11 +235,17 @@ func createControlledApp(ctx context.Context, c client.Client, a *AppSpec, repoU
 	app := appObject(a, repoURL, dest, owner)
 	if a.Sync == "Synced" {
 		// What argocd app sync asks for: the target revision, the
-		// Application's own sync options; tried again should the
-		// apiserver of a loaded machine time out.
+		// Application's own sync options (the API server copies them
+		// into the operation, the only ones the controller's sync
+		// reads: CreateNamespace=true among them); tried again should
+		// the apiserver of a loaded machine time out.
+		sync := map[string]any{"syncStrategy": map[string]any{"hook": map[string]any{}}}
+		if opts, found, _ := unstructured.NestedSlice(app.Object, "spec", "syncPolicy", "syncOptions"); found {
+			sync["syncOptions"] = opts
+		}
 		app.Object["operation"] = map[string]any{
 			"initiatedBy": map[string]any{"username": "fleet-sandbox"},
-			"sync":        map[string]any{"syncStrategy": map[string]any{"hook": map[string]any{}}},
+			"sync":        sync,
 			"retry":       map[string]any{"limit": int64(5)},
 		}
 	}

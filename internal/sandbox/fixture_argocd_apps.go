@@ -315,16 +315,18 @@ func argoCDLists() []client.ObjectList {
 }
 
 // createAppProject puts on s, a cluster with argocd: true, the namespace
-// argocd and the AppProject default there, as Argo CD creates it: every
-// repository, every destination.
+// argocd and the AppProject default there, as Argo CD's API server creates
+// it (initializeDefaultProject): every repository, every destination,
+// every cluster-scoped kind (a sync's Namespace of CreateNamespace=true).
 func createAppProject(ctx context.Context, s *server) error {
 	if err := ensureNamespace(ctx, s.client, ArgoCDNamespace); err != nil {
 		return err
 	}
 	project := argoCDObject(appProjectKind, ArgoCDNamespace, DefaultAppProject)
 	project.Object["spec"] = map[string]any{
-		"sourceRepos":  []any{"*"},
-		"destinations": []any{map[string]any{"server": "*", "namespace": "*"}},
+		"sourceRepos":              []any{"*"},
+		"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+		"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
 	}
 	if err := s.client.Create(ctx, project); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create AppProject %s/%s: %w", ArgoCDNamespace, DefaultAppProject, err)

@@ -80,8 +80,9 @@ apps:
 
 	project := get(appProjectKind, ArgoCDNamespace, DefaultAppProject)
 	if got, want := field(project, "spec"), map[string]any{
-		"sourceRepos":  []any{"*"},
-		"destinations": []any{map[string]any{"server": "*", "namespace": "*"}},
+		"sourceRepos":              []any{"*"},
+		"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+		"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
 	}; !reflect.DeepEqual(got, want) {
 		t.Errorf("AppProject default: spec %v, want %v", got, want)
 	}
