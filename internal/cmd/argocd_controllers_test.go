@@ -38,6 +38,12 @@ func TestArgoCDControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// make test builds the repo-server's helm and kustomize in the
+	// background (hack/background.sh): waited for outside the start's
+	// bound, under go test's.
+	if err := sandbox.AwaitBackgroundBuild(t.Context(), root+"/bin/"+sandbox.ArgoCDToolsBuild); err != nil {
+		t.Fatal(err)
+	}
 	// A bound, as the sandbox tests' starts have: in make test's
 	// go test ./... (load 30 to 50 on two cores) the hub's apiserver took
 	// over 32 s to answer the controller's /openapi/v2, and the start ran

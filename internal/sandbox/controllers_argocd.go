@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,10 +111,15 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 	// The repo-server execs helm and kustomize to render Helm and
 	// Kustomize sources, as upstream's image ships them: bin/'s, first
 	// on its PATH, never one of the user's; git after them.
+	// make test builds them in the background: waited for.
 	bin := filepath.Dir(a.ArgoCD)
+	if err := AwaitBackgroundBuild(ctx, filepath.Join(bin, ArgoCDToolsBuild)); err != nil {
+		return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+	}
 	for _, tool := range []string{"helm", "kustomize"} {
 		if !fileExists(filepath.Join(bin, tool)) {
-			return fmt.Errorf("%w: cluster %q runs Argo CD's controllers and bin/%s, which its repo-server execs, is missing: run `make argocd-bins`", ErrAssetsMissing, s.spec.Name, tool)
+			return fmt.Errorf("%w: cluster %q runs Argo CD's controllers and bin/%s, which its repo-server execs, is missing: run `make argocd-bins`%s",
+				ErrAssetsMissing, s.spec.Name, tool, buildLog(filepath.Join(bin, ArgoCDToolsBuild)))
 		}
 	}
 	gitPath, err := exec.LookPath("git")
@@ -333,4 +340,43 @@ func unsettled(app *unstructured.Unstructured, synced bool) string {
 func retries(app *unstructured.Unstructured) int64 {
 	n, _, _ := unstructured.NestedInt64(app.Object, "status", "operationState", "retryCount")
 	return n
+}
+
+// ArgoCDToolsBuild is the state, under bin/, of make test's background
+// build of helm and kustomize (hack/background.sh): STATE.building while
+// it runs, STATE.log its output.
+const ArgoCDToolsBuild = "argocd-tools"
+
+// AwaitBackgroundBuild waits while the background build of hack/background.sh
+// whose state is state runs: until state.building is gone, or names a
+// process that is gone (a build killed with make). No build, no wait.
+func AwaitBackgroundBuild(ctx context.Context, state string) error {
+	running := func() bool {
+		b, err := os.ReadFile(state + ".building")
+		if err != nil {
+			return false
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return true // written, the process not started yet
+		}
+		return syscall.Kill(pid, 0) == nil
+	}
+	if !running() {
+		return nil
+	}
+	start := time.Now()
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) { return !running(), nil })
+	if err != nil {
+		return fmt.Errorf("the background build %s still runs after %s: %w%s", filepath.Base(state), time.Since(start).Round(time.Second), err, buildLog(state))
+	}
+	return nil
+}
+
+// buildLog points at a background build's log, when there is one.
+func buildLog(state string) string {
+	if fileExists(state + ".log") {
+		return fmt.Sprintf(" (make test's background build: %s.log)", state)
+	}
+	return ""
 }
