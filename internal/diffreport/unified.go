@@ -17,20 +17,20 @@ var noise = [][]string{
 
 // Unified is the unified diff of an object as it is live (--- live) and
 // as it would be after a sync (+++ git), as YAML without the noise of
-// every apply; the engine masks Secret values before. It changes neither
-// object.
+// every apply; the engine masks Secret values before. It removes that
+// noise from the objects it is given: the engine's own copies, which it
+// made to mask them.
 func Unified(live, after *unstructured.Unstructured) (string, error) {
-	a, b := live.DeepCopy(), after.DeepCopy()
-	for _, u := range []*unstructured.Unstructured{a, b} {
+	for _, u := range []*unstructured.Unstructured{live, after} {
 		for _, f := range noise {
 			unstructured.RemoveNestedField(u.Object, f...)
 		}
 	}
-	ya, err := yaml.Marshal(a.Object)
+	ya, err := yaml.Marshal(live.Object)
 	if err != nil {
 		return "", fmt.Errorf("failed to encode the live object: %w", err)
 	}
-	yb, err := yaml.Marshal(b.Object)
+	yb, err := yaml.Marshal(after.Object)
 	if err != nil {
 		return "", fmt.Errorf("failed to encode the object after a sync: %w", err)
 	}
