@@ -56,10 +56,15 @@ func argoCDFreezeApps(f *sandbox.Fleet) func(*testing.T) {
 		edgeBefore, _ := argoConfigMap(t, f, "edge-1", "edge")
 		guestbookBefore, _ := argoConfigMap(t, f, "", "guestbook")
 
+		// edge-1's Applications: edge, and helm-edge (the diff oracle's),
+		// synced by hand, left alone.
 		r := onFleet(t, f, "freeze", name, "edge-1", "--kind", "app", "--reason", "r", "--actor", freezeActor, "-o", "json")
 		rep := decode[ops.Report](t, r)
-		if r.code != 0 || rep.Action != "freeze" || len(rep.Results) != 1 {
+		if r.code != 0 || rep.Action != "freeze" || len(rep.Results) != 2 {
 			t.Fatalf("freeze %s edge-1 --kind app: exit %d, action %q, %+v\n%s", name, r.code, rep.Action, rep.Results, r.stderr)
+		}
+		if got := rep.Results[1]; got.Name != "helm-edge" || got.Result != ops.Skipped || got.Failed || !strings.Contains(got.Message, "synced by hand") {
+			t.Errorf("freeze %s edge-1: %+v; want Application helm-edge skipped: synced by hand", name, got)
 		}
 		want := fmt.Sprintf("automated sync off, by %s: r (freeze %s)", freezeActor, name)
 		if got := rep.Results[0]; got.Kind != argocd.ApplicationKind || got.Name != "edge" || got.Cluster != "" || got.Target == nil || *got.Target != "edge-1" ||
@@ -80,11 +85,12 @@ func argoCDFreezeApps(f *sandbox.Fleet) func(*testing.T) {
 		}
 
 		// The same freeze of the whole fleet adds nothing: edge is in it,
-		// guestbook someone turned off by hand, manual syncs by hand.
+		// guestbook someone turned off by hand, the others (manual and
+		// the diff oracle's) sync by hand.
 		gbVersion := argoApp(t, f, "guestbook").GetResourceVersion()
 		r = onFleet(t, f, "freeze", name, "--all", "--kind", "app", "--reason", "r", "--actor", freezeActor, "-o", "json")
 		rep = decode[ops.Report](t, r)
-		if r.code != 0 || len(rep.Results) != 3 {
+		if r.code != 0 || len(rep.Results) != len(argoDiffed)+len(argoNotDiffed) {
 			t.Fatalf("freeze %s --all --kind app: exit %d, %+v\n%s", name, r.code, rep.Results, r.stderr)
 		}
 		for _, got := range rep.Results {
@@ -95,11 +101,11 @@ func argoCDFreezeApps(f *sandbox.Fleet) func(*testing.T) {
 			case "guestbook":
 				ok = got.Result == ops.AlreadySuspended && strings.Contains(got.Message, "by whom is not recorded") &&
 					strings.Contains(got.Message, "not in freeze "+name)
-			case "manual":
+			default:
 				ok = got.Result == ops.Skipped && strings.Contains(got.Message, "synced by hand")
 			}
 			if !ok || got.Failed {
-				t.Errorf("freeze %s --all again: %+v; want edge already suspended (in the freeze), guestbook already suspended (by whom is not recorded, not in the freeze), manual skipped", name, got)
+				t.Errorf("freeze %s --all again: %+v; want edge already suspended (in the freeze), guestbook already suspended (by whom is not recorded, not in the freeze), the others skipped", name, got)
 			}
 		}
 		gb := argoApp(t, f, "guestbook")
@@ -132,7 +138,7 @@ func argoCDFreezeApps(f *sandbox.Fleet) func(*testing.T) {
 		// second pass to sync it, had it wanted to.
 		for range 2 {
 			r = onFleet(t, f, "reconcile", "--all", "--kind", "app", "--with-source", "--wait", "-o", "json")
-			if rep := decode[ops.Report](t, r); r.code != 0 || len(rep.Results) != 3 {
+			if rep := decode[ops.Report](t, r); r.code != 0 || len(rep.Results) != len(argoDiffed)+len(argoNotDiffed) {
 				t.Fatalf("reconcile --with-source --wait during the freeze: exit %d, %+v\n%s", r.code, rep.Results, r.stderr)
 			}
 			argoHeldAt(t, f, "edge", rev, "edge-1", edgeBefore)

@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +45,9 @@ func checkArgoCDControllers(c *ClusterSpec, where string) error {
 	if c.ArgoCDControllers && !c.ArgoCD {
 		return fmt.Errorf("%s: argocdControllers runs Argo CD on the cluster: give it argocd: true too", where)
 	}
+	if len(c.ArgoCDSettings) > 0 && !c.ArgoCDControllers {
+		return fmt.Errorf("%s: argocdSettings are what Argo CD's controllers read in argocd-cm: give the cluster argocdControllers: true", where)
+	}
 	return nil
 }
 
@@ -56,8 +61,12 @@ func checkControlledApp(c *ClusterSpec, a *AppSpec) error {
 		return errors.New("an Application Argo CD's real controllers reconcile needs repo, a fixture repository under testdata/gitrepos")
 	case a.RepoURL != "":
 		return errors.New("repoURL is the sandbox git server's URL of repo on a cluster with argocdControllers: give repo alone")
-	case a.Sync != "" || a.Health != "" || a.Revision != "" || a.Operation != "" || a.Message != "":
-		return errors.New("the real application-controller writes the status of an Application on a cluster with argocdControllers: no sync, health, revision, operation or message")
+	case a.Health != "" || a.Revision != "" || a.Operation != "" || a.Message != "":
+		return errors.New("the real application-controller writes the status of an Application on a cluster with argocdControllers: no health, revision, operation or message")
+	case a.Sync != "" && a.Sync != "Synced":
+		return fmt.Errorf("sync %q: on a cluster with argocdControllers, sync is Synced (the sandbox asks the controller for one sync at the start) or nothing", a.Sync)
+	case a.Sync != "" && (a.Automated != nil && *a.Automated || a.SkipReconcile):
+		return errors.New("sync: Synced asks the controller for one sync of an app it would not sync itself: not with automated: true, nor with skipReconcile")
 	}
 	if a.Path == "" {
 		a.Path = "apps/" + a.Name
@@ -99,6 +108,24 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 			return fmt.Errorf("%w: cluster %q runs Argo CD's controllers and redis-server is not installed: run `make argocd-bins`", ErrAssetsMissing, s.spec.Name)
 		}
 	}
+	// The repo-server execs helm and kustomize to render Helm and
+	// Kustomize sources, as upstream's image ships them: bin/'s, first
+	// on its PATH, never one of the user's; git after them.
+	// make test builds them in the background: waited for.
+	bin := filepath.Dir(a.ArgoCD)
+	if err := AwaitBackgroundBuild(ctx, filepath.Join(bin, ArgoCDToolsBuild)); err != nil {
+		return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
+	}
+	for _, tool := range []string{"helm", "kustomize"} {
+		if !fileExists(filepath.Join(bin, tool)) {
+			return fmt.Errorf("%w: cluster %q runs Argo CD's controllers and bin/%s, which its repo-server execs, is missing: run `make argocd-bins`%s",
+				ErrAssetsMissing, s.spec.Name, tool, buildLog(filepath.Join(bin, ArgoCDToolsBuild)))
+		}
+	}
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		return fmt.Errorf("cluster %q runs Argo CD's controllers, whose repo-server execs git, and git is not installed: %w", s.spec.Name, err)
+	}
 	dir := filepath.Join(f.Dir, ArgoCDDir, slug(s.key))
 	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o700); err != nil {
 		return err
@@ -111,7 +138,7 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 	if err != nil {
 		return err
 	}
-	if err := createArgoCDSettings(ctx, s.client); err != nil {
+	if err := createArgoCDSettings(ctx, s.client, s.spec.ArgoCDSettings); err != nil {
 		return fmt.Errorf("cluster %q: %w", s.spec.Name, err)
 	}
 	if err := createAppsFrom(ctx, s, f.RepoURL); err != nil {
@@ -146,7 +173,8 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 			"--address", "127.0.0.1", "--port", fmt.Sprint(ports[1]), "--disable-tls",
 			"--metrics-address", "127.0.0.1", "--metrics-port", fmt.Sprint(ports[2]),
 			"--redis", redisAddr, "--logformat", "text",
-		}, ports[2]}, slices.Concat(env, []string{"ARGOCD_BINARY_NAME=argocd-repo-server"})},
+		}, ports[2]}, slices.Concat(env, []string{"ARGOCD_BINARY_NAME=argocd-repo-server",
+			"PATH=" + bin + string(os.PathListSeparator) + filepath.Dir(gitPath)})},
 		{process{"argocd-application-controller", a.ArgoCD, []string{
 			"--kubeconfig", kubeconfig, "--namespace", ArgoCDNamespace,
 			"--redis", redisAddr, "--repo-server", repoServer, "--repo-server-plaintext",
@@ -187,18 +215,18 @@ func (f *Fleet) startArgoCDControllers(ctx context.Context, s *server, a Assets)
 }
 
 // createArgoCDSettings creates what Argo CD reads in its namespace: the
-// ConfigMap argocd-cm (its settings; the defaults) and the Secret
+// ConfigMap argocd-cm (its settings: data, the spec's argocdSettings) and the Secret
 // argocd-secret (the key the API server would sign tokens with, which the
 // settings manager wants), both labelled part of Argo CD, as its manifests
 // install them. Nothing else: no RBAC (argocd-rbac-cm is the API
 // server's), no repository credentials (the git server asks for none).
-func createArgoCDSettings(ctx context.Context, c client.Client) error {
+func createArgoCDSettings(ctx context.Context, c client.Client, data map[string]string) error {
 	labels := map[string]string{argoCDPartOf: "argocd"}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ArgoCDNamespace, Name: "argocd-cm", Labels: labels}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ArgoCDNamespace, Name: "argocd-cm", Labels: labels}, Data: data}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ArgoCDNamespace, Name: "argocd-secret", Labels: labels},
 		Data: map[string][]byte{"server.secretkey": key}}
 	return errors.Join(create(ctx, c, cm, nil), create(ctx, c, secret, nil))
@@ -211,7 +239,24 @@ func createControlledApp(ctx context.Context, c client.Client, a *AppSpec, repoU
 	if err := ensureNamespace(ctx, c, a.Namespace); err != nil {
 		return err
 	}
-	if err := c.Create(ctx, appObject(a, repoURL, dest, owner)); err != nil {
+	app := appObject(a, repoURL, dest, owner)
+	if a.Sync == "Synced" {
+		// What argocd app sync asks for: the target revision, the
+		// Application's own sync options (the API server copies them
+		// into the operation, the only ones the controller's sync
+		// reads: CreateNamespace=true among them); tried again should
+		// the apiserver of a loaded machine time out.
+		sync := map[string]any{"syncStrategy": map[string]any{"hook": map[string]any{}}}
+		if opts, found, _ := unstructured.NestedSlice(app.Object, "spec", "syncPolicy", "syncOptions"); found {
+			sync["syncOptions"] = opts
+		}
+		app.Object["operation"] = map[string]any{
+			"initiatedBy": map[string]any{"username": "fleet-sandbox"},
+			"sync":        sync,
+			"retry":       map[string]any{"limit": int64(5)},
+		}
+	}
+	if err := c.Create(ctx, app); err != nil {
 		return fmt.Errorf("failed to create Application %s/%s: %w", a.Namespace, a.Name, err)
 	}
 	return nil
@@ -232,7 +277,14 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 				return false, err
 			}
 		}
-		pending = pending[:0]
+		// The states of the last complete pass: the one the deadline
+		// cuts short (its reads fail) says nothing of the Applications.
+		var now []string
+		defer func() {
+			if ctx.Err() == nil {
+				pending = now
+			}
+		}()
 		for i := range s.spec.Apps {
 			a := &s.spec.Apps[i]
 			if a.SkipReconcile {
@@ -240,14 +292,14 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 			}
 			obj := argoCDObject(applicationKind, a.Namespace, a.Name)
 			if err := s.client.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Name}, obj); err != nil {
-				pending = append(pending, fmt.Sprintf("%s/%s: %v", a.Namespace, a.Name, err))
+				now = append(now, fmt.Sprintf("%s/%s: %v", a.Namespace, a.Name, err))
 				continue
 			}
-			if why := unsettled(obj, a.Automated != nil && *a.Automated); why != "" {
-				pending = append(pending, fmt.Sprintf("%s/%s: %s", a.Namespace, a.Name, why))
+			if why := unsettled(obj, a.Automated != nil && *a.Automated || a.Sync == "Synced"); why != "" {
+				now = append(now, fmt.Sprintf("%s/%s: %s", a.Namespace, a.Name, why))
 			}
 		}
-		return len(pending) == 0, nil
+		return len(now) == 0, nil
 	})
 	if err != nil {
 		return fmt.Errorf("the application-controller did not reconcile every Application: %w; %s", err, strings.Join(pending, "; "))
@@ -256,8 +308,8 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 }
 
 // unsettled says why the controller is not done with app yet, "" when it
-// is.
-func unsettled(app *unstructured.Unstructured, automated bool) string {
+// is; synced when it syncs app (automated, or once at the start).
+func unsettled(app *unstructured.Unstructured, synced bool) string {
 	str := func(path ...string) string {
 		v, _, _ := unstructured.NestedString(app.Object, path...)
 		return v
@@ -277,9 +329,54 @@ func unsettled(app *unstructured.Unstructured, automated bool) string {
 	case !slices.Contains([]string{"Synced", "OutOfSync"}, sync):
 		return fmt.Sprintf("sync status %q %s", sync, strings.Join(conditions, "; "))
 	case operation || phase == "Running" || phase == "Terminating":
-		return "an operation runs"
-	case automated && (sync != "Synced" || phase != "Succeeded"):
-		return fmt.Sprintf("automated, and %s, last sync %q: %s %s", sync, phase, str("status", "operationState", "message"), strings.Join(conditions, "; "))
+		return fmt.Sprintf("an operation runs (retry %d): %s", retries(app), str("status", "operationState", "message"))
+	case synced && (sync != "Synced" || phase != "Succeeded"):
+		return fmt.Sprintf("to be synced, and %s, last sync %q: %s %s", sync, phase, str("status", "operationState", "message"), strings.Join(conditions, "; "))
+	}
+	return ""
+}
+
+// retries is how many times the controller has retried app's operation.
+func retries(app *unstructured.Unstructured) int64 {
+	n, _, _ := unstructured.NestedInt64(app.Object, "status", "operationState", "retryCount")
+	return n
+}
+
+// ArgoCDToolsBuild is the state, under bin/, of make test's background
+// build of helm and kustomize (hack/background.sh): STATE.building while
+// it runs, STATE.log its output.
+const ArgoCDToolsBuild = "argocd-tools"
+
+// AwaitBackgroundBuild waits while the background build of hack/background.sh
+// whose state is state runs: until state.building is gone, or names a
+// process that is gone (a build killed with make). No build, no wait.
+func AwaitBackgroundBuild(ctx context.Context, state string) error {
+	running := func() bool {
+		b, err := os.ReadFile(state + ".building")
+		if err != nil {
+			return false
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return true // written, the process not started yet
+		}
+		return syscall.Kill(pid, 0) == nil
+	}
+	if !running() {
+		return nil
+	}
+	start := time.Now()
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) { return !running(), nil })
+	if err != nil {
+		return fmt.Errorf("the background build %s still runs after %s: %w%s", filepath.Base(state), time.Since(start).Round(time.Second), err, buildLog(state))
+	}
+	return nil
+}
+
+// buildLog points at a background build's log, when there is one.
+func buildLog(state string) string {
+	if fileExists(state + ".log") {
+		return fmt.Sprintf(" (make test's background build: %s.log)", state)
 	}
 	return ""
 }

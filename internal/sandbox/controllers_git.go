@@ -101,6 +101,12 @@ func (f *Fleet) RepoURL(repo string) string { return f.git.url + "/" + repo + ".
 // commits and pushes them, and returns the revision as Flux writes it:
 // main@sha1:<hash>.
 func (f *Fleet) Commit(repo string, files map[string]string, message string) (string, error) {
+	return f.CommitChanges(repo, files, nil, message)
+}
+
+// CommitChanges is Commit that also removes the files remove (paths in
+// the repository) in the same commit.
+func (f *Fleet) CommitChanges(repo string, files map[string]string, remove []string, message string) (string, error) {
 	if f.git == nil {
 		return "", errors.New("the spec has no git repositories")
 	}
@@ -115,6 +121,11 @@ func (f *Fleet) Commit(repo string, files map[string]string, message string) (st
 			return "", err
 		}
 		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range remove {
+		if err := os.Remove(filepath.Join(work, p)); err != nil {
 			return "", err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,6 +82,11 @@ type AppSpec struct {
 	Path           string `json:"path,omitempty"`
 	TargetRevision string `json:"targetRevision,omitempty"`
 	// Sync is status.sync.status: Synced (default), OutOfSync or Unknown.
+	// On a cluster with argocdControllers it is what the start waits for:
+	// nothing (the controller's comparison, whatever it says) or Synced,
+	// one sync the sandbox asks the controller for, as argocd app sync
+	// does (an operation on the Application), for an app whose automated
+	// sync is off.
 	Sync string `json:"sync,omitempty"`
 	// Health is status.health.status: Healthy (default), Progressing,
 	// Degraded, Suspended, Missing or Unknown.
@@ -101,6 +108,15 @@ type AppSpec struct {
 	// AppSet names the ApplicationSet, in the Application's namespace,
 	// that owns it; created once for all the apps that name it.
 	AppSet string `json:"appSet,omitempty"`
+	// Spec is Argo CD YAML merged into the Application's spec, in Argo
+	// CD's own words: maps merged key by key, anything else replacing what
+	// the fields above made. A source's options (source.directory,
+	// source.kustomize, source.helm, source.plugin, source.path),
+	// destination.namespace, ignoreDifferences, syncPolicy.syncOptions.
+	Spec map[string]any `json:"spec,omitempty"`
+	// Annotations are the Application's own, e.g.
+	// argocd.argoproj.io/compare-options: ServerSideDiff=true.
+	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// Count makes the entry N Applications, <name>-0001 to <name>-N, each
 	// with the entry's spec.
@@ -299,16 +315,18 @@ func argoCDLists() []client.ObjectList {
 }
 
 // createAppProject puts on s, a cluster with argocd: true, the namespace
-// argocd and the AppProject default there, as Argo CD creates it: every
-// repository, every destination.
+// argocd and the AppProject default there, as Argo CD's API server creates
+// it (initializeDefaultProject): every repository, every destination,
+// every cluster-scoped kind (a sync's Namespace of CreateNamespace=true).
 func createAppProject(ctx context.Context, s *server) error {
 	if err := ensureNamespace(ctx, s.client, ArgoCDNamespace); err != nil {
 		return err
 	}
 	project := argoCDObject(appProjectKind, ArgoCDNamespace, DefaultAppProject)
 	project.Object["spec"] = map[string]any{
-		"sourceRepos":  []any{"*"},
-		"destinations": []any{map[string]any{"server": "*", "namespace": "*"}},
+		"sourceRepos":              []any{"*"},
+		"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+		"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
 	}
 	if err := s.client.Create(ctx, project); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create AppProject %s/%s: %w", ArgoCDNamespace, DefaultAppProject, err)
@@ -464,14 +482,40 @@ func appObject(a *AppSpec, repoURL string, dest map[string]any, owner types.UID)
 		}
 		spec["syncPolicy"] = map[string]any{"automated": automated}
 	}
+	mergeInto(spec, a.Spec)
 	app := argoCDObject(applicationKind, a.Namespace, a.Name)
 	app.Object["spec"] = spec
+	annotations := maps.Clone(a.Annotations)
 	if a.SkipReconcile {
-		app.SetAnnotations(map[string]string{SkipReconcileAnnotation: "true"})
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[SkipReconcileAnnotation] = "true"
+	}
+	if len(annotations) > 0 {
+		app.SetAnnotations(annotations)
 	}
 	if owner != "" {
 		app.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: argoCDAPIVersion, Kind: applicationSetKind,
 			Name: a.AppSet, UID: owner, Controller: new(true), BlockOwnerDeletion: new(true)}})
 	}
 	return app
+}
+
+// mergeInto merges from into into: maps key by key, recursively; any
+// other value of from, deep-copied, replaces into's.
+func mergeInto(into, from map[string]any) {
+	for k, v := range from {
+		if m, ok := v.(map[string]any); ok {
+			if sub, ok := into[k].(map[string]any); ok {
+				mergeInto(sub, m)
+				continue
+			}
+			sub := map[string]any{}
+			mergeInto(sub, m)
+			into[k] = sub
+			continue
+		}
+		into[k] = runtime.DeepCopyJSONValue(v)
+	}
 }

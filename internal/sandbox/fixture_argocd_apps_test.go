@@ -80,8 +80,9 @@ apps:
 
 	project := get(appProjectKind, ArgoCDNamespace, DefaultAppProject)
 	if got, want := field(project, "spec"), map[string]any{
-		"sourceRepos":  []any{"*"},
-		"destinations": []any{map[string]any{"server": "*", "namespace": "*"}},
+		"sourceRepos":              []any{"*"},
+		"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+		"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
 	}; !reflect.DeepEqual(got, want) {
 		t.Errorf("AppProject default: spec %v, want %v", got, want)
 	}
@@ -278,9 +279,12 @@ clusters:
 		{"controllers without argocd", "name: hub\nargocdControllers: true", "hub: argocdControllers runs Argo CD on the cluster: give it argocd: true too"},
 		{"no repo", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a}]", "hub: apps[0] a: an Application Argo CD's real controllers reconcile needs repo"},
 		{"repo and repoURL", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, repoURL: https://git.example/r.git}]", "repoURL is the sandbox git server's URL of repo"},
-		{"a status", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, sync: OutOfSync}]", "no sync, health, revision, operation or message"},
-		{"an operation", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, operation: Failed, message: m}]", "no sync, health, revision, operation or message"},
-		{"a revision", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, revision: abc}]", "no sync, health, revision, operation or message"},
+		{"a status", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, sync: OutOfSync}]", `sync "OutOfSync": on a cluster with argocdControllers, sync is Synced`},
+		{"synced and automated", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, sync: Synced, automated: true}]", "not with automated: true, nor with skipReconcile"},
+		{"a health", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, health: Degraded}]", "no health, revision, operation or message"},
+		{"an operation", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, operation: Failed, message: m}]", "no health, revision, operation or message"},
+		{"a revision", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, revision: abc}]", "no health, revision, operation or message"},
+		{"settings without controllers", "name: hub\nargocd: true\nargocdSettings: {a: b}", "argocdSettings are what Argo CD's controllers read in argocd-cm"},
 		{"an unknown destination", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, destination: gone}]", "destination gone is no child hub reaches by the argocd edge"},
 		{"a capi child", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, destination: aws}]\nclusters: [{name: aws}]", "destination aws is no child hub reaches by the argocd edge"},
 		{"a faulty child", "name: hub\nargocd: true\nargocdControllers: true\napps: [{name: a, repo: r, destination: x}]\nclusters: [{name: x, edges: [argocd], kubeconfig: insecure}]", "destination x has kubeconfig insecure"},

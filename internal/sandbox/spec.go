@@ -157,6 +157,10 @@ type ClusterSpec struct {
 	// repo-server (and a redis-server) against this cluster: its Apps are
 	// then reconciled for real. Only with ArgoCD.
 	ArgoCDControllers bool `json:"argocdControllers,omitempty"`
+	// ArgoCDSettings are the data of argocd-cm, Argo CD's settings, as its
+	// controllers read them (e.g. resource.customizations.ignoreDifferences.apps_Deployment,
+	// application.resourceTrackingMethod). Only with ArgoCDControllers.
+	ArgoCDSettings map[string]string `json:"argocdSettings,omitempty"`
 	// Apps are Argo CD Applications on the cluster, with the status Argo
 	// CD would write (or, with ArgoCDControllers, that it writes); only
 	// with ArgoCD.
