@@ -3,8 +3,10 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,25 +243,45 @@ func createControlledApp(ctx context.Context, c client.Client, a *AppSpec, repoU
 	}
 	app := appObject(a, repoURL, dest, owner)
 	if a.Sync == "Synced" {
-		// What argocd app sync asks for: the target revision, the
-		// Application's own sync options (the API server copies them
-		// into the operation, the only ones the controller's sync
-		// reads: CreateNamespace=true among them); tried again should
-		// the apiserver of a loaded machine time out.
-		sync := map[string]any{"syncStrategy": map[string]any{"hook": map[string]any{}}}
-		if opts, found, _ := unstructured.NestedSlice(app.Object, "spec", "syncPolicy", "syncOptions"); found {
-			sync["syncOptions"] = opts
-		}
-		app.Object["operation"] = map[string]any{
-			"initiatedBy": map[string]any{"username": "fleet-sandbox"},
-			"sync":        sync,
-			"retry":       map[string]any{"limit": int64(5)},
-		}
+		app.Object["operation"] = syncOperation(app)
 	}
 	if err := c.Create(ctx, app); err != nil {
 		return fmt.Errorf("failed to create Application %s/%s: %w", a.Namespace, a.Name, err)
 	}
 	return nil
+}
+
+// syncOperation is what argocd app sync asks of app: the target revision,
+// the Application's own sync options (the API server copies them into the
+// operation, the only ones the controller's sync reads: CreateNamespace=true
+// among them); tried again should the apiserver of a loaded machine time
+// out.
+func syncOperation(app *unstructured.Unstructured) map[string]any {
+	sync := map[string]any{"syncStrategy": map[string]any{"hook": map[string]any{}}}
+	if opts, found, _ := unstructured.NestedSlice(app.Object, "spec", "syncPolicy", "syncOptions"); found {
+		sync["syncOptions"] = opts
+	}
+	return map[string]any{
+		"initiatedBy": map[string]any{"username": "fleet-sandbox"},
+		"sync":        sync,
+		"retry":       map[string]any{"limit": int64(5)},
+	}
+}
+
+// maxResyncs is how many times the sandbox asks again for the start's sync
+// of an Application when that sync ended in Error, which the controller's
+// own retry does not retry: under load (make test's, at a load of 30) the
+// controller was seen to panic mid-sync (Argo CD v3.2.6, a server-side-diff
+// Application), recover, and leave the sync so.
+const maxResyncs = 3
+
+// syncErred says the sync the sandbox asked of app ended in Error and no
+// other operation is pending: asking again is all argocd app sync's user
+// could do.
+func syncErred(app *unstructured.Unstructured) bool {
+	_, operation := app.Object["operation"]
+	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
+	return !operation && phase == "Error"
 }
 
 // waitAppsSettled waits until the controller has reconciled every
@@ -271,6 +293,7 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 	ctx, cancel := context.WithTimeout(ctx, argoCDSettleTimeout)
 	defer cancel()
 	var pending []string
+	resyncs := map[string]int{}
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		for _, c := range procs {
 			if err := c.exited(); err != nil {
@@ -295,6 +318,14 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 				now = append(now, fmt.Sprintf("%s/%s: %v", a.Namespace, a.Name, err))
 				continue
 			}
+			key := a.Namespace + "/" + a.Name
+			if a.Sync == "Synced" && syncErred(obj) && resyncs[key] < maxResyncs {
+				resyncs[key]++
+				if err := resync(ctx, s.client, obj); err != nil {
+					now = append(now, fmt.Sprintf("%s: asking for sync %d again: %v", key, resyncs[key], err))
+					continue
+				}
+			}
 			if why := unsettled(obj, a.Automated != nil && *a.Automated || a.Sync == "Synced"); why != "" {
 				now = append(now, fmt.Sprintf("%s/%s: %s", a.Namespace, a.Name, why))
 			}
@@ -302,9 +333,48 @@ func waitAppsSettled(ctx context.Context, s *server, procs []*controller) error 
 		return len(now) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the application-controller did not reconcile every Application: %w; %s", err, strings.Join(pending, "; "))
+		var errs []string
+		for _, c := range procs {
+			if lines := errorLines(c.log.Name(), 5); len(lines) > 0 {
+				errs = append(errs, fmt.Sprintf("%s's last errors:\n%s", c.name, strings.Join(lines, "\n")))
+			}
+		}
+		return fmt.Errorf("the application-controller did not reconcile every Application: %w; %s\n%s", err, strings.Join(pending, "; "), strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// resync asks the controller for app's sync again, as argocd app sync does:
+// an operation set on the Application, which the controller picks up.
+func resync(ctx context.Context, c client.Client, app *unstructured.Unstructured) error {
+	patch, err := json.Marshal(map[string]any{"operation": syncOperation(app)})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
+}
+
+// errorLines is the last n lines of the log at path that say error or
+// panic, from its last MiB: what a settle that failed in CI, where the
+// sandbox's directory is gone with the test, leaves to read.
+func errorLines(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = f.Close() }()
+	const window = 1 << 20
+	if st, err := f.Stat(); err == nil && st.Size() > window {
+		_, _ = f.Seek(st.Size()-window, io.SeekStart)
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, window))
+	var lines []string
+	for line := range strings.Lines(string(data)) {
+		if strings.Contains(line, "level=error") || strings.Contains(line, "panic") {
+			lines = append(lines, strings.TrimRight(line, "\n"))
+		}
+	}
+	return lines[max(len(lines)-n, 0):]
 }
 
 // unsettled says why the controller is not done with app yet, "" when it
