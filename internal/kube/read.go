@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsjson "sigs.k8s.io/json"
@@ -40,6 +42,11 @@ const (
 	// maxRestarts bounds how often a list whose continue token expired
 	// starts again from its first page.
 	maxRestarts = 3
+	// maxPageRetries bounds how often one page is asked again after its
+	// connection broke (reset, closed, or an answer cut short): what
+	// client-go's Do does for a GET, which a streamed read (Stream) does
+	// not.
+	maxPageRetries = 3
 )
 
 // ErrListTooLong marks a list that passed a bound of the connector's
@@ -228,9 +235,9 @@ func (c *Conn) listAll(ctx context.Context, r reading) (*items, string, error) {
 	chunk := c.chunk
 	limit, cont := chunk, ""
 	var (
-		out             = &items{}
-		pages, restarts int
-		total           int64
+		out                      = &items{}
+		pages, restarts, retries int
+		total                    int64
 	)
 	for {
 		if pages == c.maxPages {
@@ -248,6 +255,17 @@ func (c *Conn) listAll(ctx context.Context, r reading) (*items, string, error) {
 			limit /= 2
 			klog.FromContext(ctx).V(2).Info("A page passed the bound on a response; asking for smaller pages", "list", describe(r.listing), "limit", limit)
 			continue
+		case brokenConnection(err) && retries < maxPageRetries:
+			// One page, whose connection broke: asked again, after a
+			// pause that grows, as client-go asks a GET again.
+			retries++
+			total -= p.bytes
+			pages--
+			klog.FromContext(ctx).V(2).Info("A page's connection broke; asking again", "list", describe(r.listing), "attempt", retries, "reason", err.Error())
+			if err := pause(ctx, time.Duration(retries)*pageRetryPause); err != nil {
+				return nil, "", err
+			}
+			continue
 		case cont != "" && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && restarts < maxRestarts:
 			// The apiserver no longer holds the snapshot the pages came
 			// from: what was read is dropped, and the list read again.
@@ -259,6 +277,7 @@ func (c *Conn) listAll(ctx context.Context, r reading) (*items, string, error) {
 			return nil, "", err
 		}
 		// A page came: the cluster answers, however long its list.
+		retries = 0
 		idle.Progress(ctx)
 		for _, it := range p.items {
 			out.put(it.key, it.value)
@@ -267,6 +286,38 @@ func (c *Conn) listAll(ctx context.Context, r reading) (*items, string, error) {
 			return out, p.meta.ResourceVersion, nil
 		}
 		cont = p.meta.Continue
+	}
+}
+
+// pageRetryPause is the pause before a page is asked again the first
+// time; the n-th time waits n times as long.
+var pageRetryPause = 200 * time.Millisecond
+
+// brokenConnection says whether err is a connection that broke before or
+// while a page came (reset, closed, an HTTP/2 connection lost, an answer
+// cut short), which asking again may mend; not an answer the apiserver
+// gave, nor a bound of ours.
+func brokenConnection(err error) bool {
+	if err == nil || errors.Is(err, ErrResponseTooLarge) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return false
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 

@@ -42,8 +42,13 @@ type pager struct {
 	endless bool
 	// stallAt never answers the page of that number (0: never).
 	stallAt int
+	// breakAt breaks the connection of the page of that number (0:
+	// never), breaks times: alternately closed before any answer and cut
+	// short in the middle of its body.
+	breakAt, breaks int
 
 	mu       sync.Mutex
+	broke    int
 	expired  bool
 	queries  []string
 	requests atomic.Int64
@@ -73,6 +78,26 @@ func (p *pager) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.stallAt == page {
 		<-r.Context().Done()
+		return
+	}
+	p.mu.Lock()
+	broken := p.breakAt == page && p.breaks > 0
+	if broken {
+		p.breaks--
+		p.broke++
+	}
+	cut := p.broke%2 == 0
+	p.mu.Unlock()
+	if broken {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		if cut {
+			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"kind\":\"SecretList\",\"items\":[{\"metadata\":")
+			_ = buf.Flush()
+		}
+		_ = conn.Close()
 		return
 	}
 	p.mu.Lock()
@@ -185,6 +210,36 @@ func TestExpiredContinueStartsTheListAgain(t *testing.T) {
 	}
 	if p.queries[3] != "limit=10" {
 		t.Errorf("after the 410, query %q; want the first page again", p.queries[3])
+	}
+}
+
+// A page whose connection broke (closed before an answer, or cut short in
+// its body), as a loaded apiserver or a proxy between may break it, is
+// asked again, as client-go asks a GET again: the list is complete, each
+// object once. A connection that keeps breaking is an error after a few
+// tries, not a loop.
+func TestBrokenConnectionAsksThePageAgain(t *testing.T) {
+	p := newPager(t, &pager{objects: 30, breakAt: 2, breaks: 2})
+	var seen atomic.Int64
+	got, err := secretNames(&seen).List(context.Background(), p.connect(t, kube.Options{ChunkSize: 10}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantNames(30), got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	want := []string{"limit=10", "continue=from-10-page-2&limit=10", "continue=from-10-page-2&limit=10", "continue=from-10-page-2&limit=10", "continue=from-20-page-3&limit=10"}
+	if diff := cmp.Diff(want, p.queries); diff != "" {
+		t.Errorf("queries (-want +got):\n%s", diff)
+	}
+
+	always := newPager(t, &pager{objects: 30, breakAt: 1, breaks: 100})
+	_, err = secretNames(&seen).List(context.Background(), always.connect(t, kube.Options{ChunkSize: 10}))
+	if err == nil {
+		t.Fatal("a connection that always breaks: no error")
+	}
+	if n := always.requests.Load(); n != 4 {
+		t.Errorf("%d requests; want the page and 3 tries again", n)
 	}
 }
 
