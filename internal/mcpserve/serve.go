@@ -9,19 +9,15 @@ package mcpserve
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kubectl-fleet/kubectl-fleet/internal/httpserve"
 )
 
 // Transports.
@@ -61,27 +57,8 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("invalid --transport %q: use stdio or http", o.Transport)
 	}
-	host, _, err := net.SplitHostPort(o.Listen)
-	if err != nil {
-		return fmt.Errorf("invalid --listen %q: give HOST:PORT, such as 127.0.0.1:8080 (port 0 picks a free one)", o.Listen)
-	}
-	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
-		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
-	}
-	if !loopback(host) && (o.TLSCertFile == "" || o.TokenFile == "") {
-		errs = append(errs, fmt.Errorf("refusing to serve the fleet on %s, which other hosts can reach, without TLS and a token: give --tls-cert-file, --tls-private-key-file and --token-file, or listen on 127.0.0.1", o.Listen))
-	}
+	errs = append(errs, httpserve.Endpoint{Listen: o.Listen, TLSCertFile: o.TLSCertFile, TLSKeyFile: o.TLSKeyFile, TokenFile: o.TokenFile}.Validate()...)
 	return errors.Join(errs...)
-}
-
-// loopback reports whether host only this machine reaches: localhost or
-// a loopback address. An empty host (":8080") is every address.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Serve runs server on the transport until ctx ends or, on stdio, the
@@ -94,23 +71,13 @@ func Serve(ctx context.Context, server *mcp.Server, o Options) error {
 		}
 		return err
 	}
-	token, err := readToken(o.TokenFile)
+	token, err := httpserve.ReadToken(o.TokenFile)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.Listen)
+	ln, scheme, err := httpserve.Endpoint{Listen: o.Listen, TLSCertFile: o.TLSCertFile, TLSKeyFile: o.TLSKeyFile}.Open()
 	if err != nil {
-		return fmt.Errorf("failed to listen on %s: %w", o.Listen, err)
-	}
-	scheme := "http"
-	if o.TLSCertFile != "" {
-		cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
-		if err != nil {
-			_ = ln.Close()
-			return fmt.Errorf("failed to load --tls-cert-file and --tls-private-key-file: %w", err)
-		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-		scheme = "https"
+		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, requireToken(token, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
@@ -118,40 +85,10 @@ func Serve(ctx context.Context, server *mcp.Server, o Options) error {
 		// but it is memory.
 		SessionTimeout: 30 * time.Minute,
 	})))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	if o.Log != nil {
 		fmt.Fprintf(o.Log, "serving MCP at %s://%s%s\n", scheme, ln.Addr(), Path)
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-		_ = srv.Close()
-		return nil
-	}
-}
-
-// readToken reads the bearer token of --token-file: its first line,
-// which must not be empty.
-func readToken(file string) (string, error) {
-	if file == "" {
-		return "", nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	token, _, _ := strings.Cut(string(data), "\n")
-	token = strings.TrimSpace(token)
-	if token == "" {
-		return "", fmt.Errorf("--token-file %s is empty: write the token clients send as Authorization: Bearer TOKEN", file)
-	}
-	return token, nil
+	return httpserve.Serve(ctx, ln, mux)
 }
 
 // requireToken serves only requests that carry the token as a bearer
@@ -160,11 +97,9 @@ func requireToken(token string, next http.Handler) http.Handler {
 	if token == "" {
 		return next
 	}
-	want := sha256.Sum256([]byte(token))
+	want := httpserve.NewSecret(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		if got, ok := httpserve.Bearer(r); !ok || !want.Matches(got) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="kubectl-fleet"`)
 			http.Error(w, "unauthorized: send the token of the server's --token-file as Authorization: Bearer TOKEN", http.StatusUnauthorized)
 			return
