@@ -93,7 +93,7 @@ demo: build sandbox-bins ## Start the demo fleet, run `kubectl fleet tree` throu
 	hack/demo.sh
 
 .PHONY: test
-test: argocd-tools-background lint sandbox-bins flux-bins capi-bins argocd-controllers krew-bins flux-cli-bins mcp-clients tmux inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
+test: argocd-tools-background lint sandbox-bins flux-bins capi-bins argocd-controllers krew-bins flux-cli-bins mcp-clients tmux chromium inotify ## Unit tests and end-to-end tests on sandbox fleets of real apiservers.
 	go test -count=1 -timeout 60m ./...
 	@echo "benchmarks, once each, as tests that they still run (numbers: make bench)"
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./internal/fleet ./internal/render ./internal/execguard ./internal/argocd
@@ -109,6 +109,18 @@ test: argocd-tools-background lint sandbox-bins flux-bins capi-bins argocd-contr
 .PHONY: tmux
 tmux:
 	@$(call debian,tmux,tmux)
+
+# kubectl fleet ui's end-to-end tests drive a real headless Chromium
+# (chromedp), Debian's, with a font for the labels.
+.PHONY: chromium
+chromium:
+	@$(call debian,chromium,chromium fonts-liberation,--no-install-recommends)
+
+# make ui-screenshot: docs/ui.png, the demo fleet's map in a real
+# Chromium, from a real run (hack/ui-screenshot runs make demo's fleet).
+.PHONY: ui-screenshot
+ui-screenshot: build sandbox-bins chromium ## Take docs/ui.png: kubectl fleet ui on the demo fleet, in headless Chromium.
+	go run ./hack/ui-screenshot -out docs/ui.png
 
 # Each sandbox kube-apiserver holds 3 inotify instances (its certificate
 # file watchers); the end-to-end tests run about 40 at once, past Linux's
@@ -139,7 +151,7 @@ fuzz: ## Fuzz every target for FUZZTIME each (default 5m; make test runs their c
 BENCH_TENANTS ?= 10,100,1000
 
 .PHONY: bench
-bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, the watch at 1000, real-sized management clusters (bench-realsize), diff of a hub of 500 Argo CD Applications (bench-diff), and the Go benchmarks (≈ 45 min); the tables go to bin/benchmarks.md, bin/benchmarks-watch.md, bin/benchmarks-realsize.md and bin/benchmarks-diff.md.
+bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at 50 ms per hop, the watch at 1000, real-sized management clusters (bench-realsize), diff of a hub of 500 Argo CD Applications (bench-diff), kubectl fleet ui's map and server (bench-ui), and the Go benchmarks (≈ 55 min); the tables go to bin/benchmarks.md, bin/benchmarks-watch.md, bin/benchmarks-realsize.md, bin/benchmarks-diff.md and bin/benchmarks-ui*.md.
 	go test -count=1 -run '^$$' -bench . -benchmem ./internal/fleet ./internal/render ./internal/execguard ./internal/argocd
 	go test -count=1 -short -run '^$$' -bench SignalToExit -benchtime 20x ./internal/cmd
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) FLEET_BENCH_CONCURRENCY=1 \
@@ -147,6 +159,11 @@ bench: sandbox-bins ## The walk on sandbox fleets of 10, 100 and 1000 tenants at
 	FLEET_BENCH_TENANTS=$(BENCH_TENANTS) go test -count=1 -run '^$$' -bench Watch -benchtime 1x -timeout 60m ./internal/bench
 	$(MAKE) bench-realsize
 	$(MAKE) bench-diff
+	$(MAKE) bench-ui
+
+.PHONY: bench-ui
+bench-ui: sandbox-bins chromium ## kubectl fleet ui: the map of 10,000 tenants in headless Chromium (first map, pan frames, change to tile), and the server on the fleet of 1000 tenants against tree --watch -o json (memory, idle CPU) (≈ 10 min); the tables go to bin/benchmarks-ui.md and bin/benchmarks-ui-server.md.
+	go test -count=1 -run '^$$' -bench 'UIMap|UIServer' -benchtime 1x -timeout 30m ./internal/bench
 
 .PHONY: bench-realsize
 bench-realsize: sandbox-bins ## Management clusters as big as real ones: an Argo CD hub of 5,000 Applications of 40 KB against kubectl, a master of 5,000 real-sized tenants against a thin one, 1,000 tenants of 100 Flux objects against the serial loop, and the hub watched while 20 Applications a second change (≈ 30 min); the table goes to bin/benchmarks-realsize.md.
@@ -179,7 +196,7 @@ bench-10k: sandbox-bins ## The walk of 10,000 tenants (one apiserver per level, 
 		go test -count=1 -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./internal/bench
 
 .PHONY: test-stress
-test-stress: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients inotify tmux ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).
+test-stress: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients inotify tmux chromium ## The end-to-end packages five times over while a busy loop holds every core: flakes show here (STRESS_COUNT, STRESS_PKGS).
 	hack/stress.sh
 
 .PHONY: test-short
@@ -187,7 +204,7 @@ test-short: ## Unit tests only: no apiserver.
 	go test -short ./...
 
 .PHONY: update-golden
-update-golden: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients tmux ## Rewrite the golden files from the current output.
+update-golden: sandbox-bins flux-bins capi-bins argocd-bins krew-bins flux-cli-bins mcp-clients tmux chromium ## Rewrite the golden files from the current output.
 	go test -count=1 ./... -update
 
 .PHONY: sandbox-bins
@@ -330,6 +347,14 @@ $(BIN)/flux: $(FLUX_CLI_TOOL)
 	$@ version --client | grep -qx 'flux: $(FLUX_CLI_VERSION)'
 $(BIN)/validate-flux-plugin: $(FLUX_CLI_TOOL)
 	GOFLAGS='$(strip $(GOFLAGS)) -e' hack/tool.sh validate-flux-plugin hack/tools/flux-cli ./validate-flux-plugin
+
+.PHONY: ui-vendor
+ui-vendor: ## Copy the npm packages kubectl fleet ui's page uses (pinned by hack/tools/ui) into internal/ui/web/vendor, committed: go build needs no npm.
+	@dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	cp hack/tools/ui/package.json hack/tools/ui/package-lock.json "$$dir"; \
+	(cd "$$dir" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null); \
+	cp "$$dir/node_modules/d3-hierarchy/dist/d3-hierarchy.min.js" internal/ui/web/vendor/; \
+	cp "$$dir/node_modules/d3-hierarchy/LICENSE" internal/ui/web/vendor/d3-hierarchy.LICENSE
 
 .PHONY: mcp-clients
 mcp-clients: $(BIN)/mcp-clients ## Install the MCP Inspector CLI and the MCP conformance suite from npm, for kubectl fleet mcp's tests.

@@ -173,6 +173,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 		NewCmdThaw(o),
 		NewCmdFreezes(o),
 		NewCmdMCP(o),
+		NewCmdUI(o),
 		NewCmdVersion(o),
 		NewCmdCompletion(o),
 	)

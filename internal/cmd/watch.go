@@ -74,23 +74,30 @@ func (o *RootOptions) watchOnScreen(ctx context.Context, res *fleet.Result[*reac
 // describeText is what `kubectl fleet describe PATH` prints, for the live
 // screen: in colour when the screen is.
 func (o *RootOptions) describeText(ctx context.Context, path string) (string, error) {
+	out, err := o.describeAs(ctx, path, "", o.useColor(o.Out))
+	return string(out), err
+}
+
+// describeAs runs `kubectl fleet describe PATH -o output` and returns what
+// it prints, or its error with what it said on stderr.
+func (o *RootOptions) describeAs(ctx context.Context, path, output string, color bool) ([]byte, error) {
 	var out, errOut bytes.Buffer
 	ro := *o
 	ro.IOStreams = genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	if o.useColor(o.Out) {
+	if color {
 		ro.Color = colorAlways
 	}
-	d := &DescribeOptions{RootOptions: &ro, WalkFlags: NewWalkFlags(), Grouping: true}
+	d := &DescribeOptions{RootOptions: &ro, WalkFlags: NewWalkFlags(), Grouping: true, Output: output}
 	if err := d.Complete([]string{path}); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := d.Run(ctx); err != nil && out.Len() == 0 {
 		if msg := strings.TrimSpace(errOut.String()); msg != "" {
-			return "", fmt.Errorf("%w: %s", err, msg)
+			return nil, fmt.Errorf("%w: %s", err, msg)
 		}
-		return "", err
+		return nil, err
 	}
-	return out.String(), nil
+	return out.Bytes(), nil
 }
 
 // watchFleet keeps res up to date until ctx ends, writing each change of
