@@ -14,11 +14,12 @@ import (
 // stream keeps gets a fresh snapshot, which loses nothing (it is the whole
 // fleet) but the feed's older lines.
 const (
-	// maxBatches and maxKeptTiles bound the batches kept for pages that
-	// reconnect: by count, and by the tiles they hold in all (a batch
-	// where every cluster of a big fleet moved holds every tile).
-	maxBatches   = 1024
-	maxKeptTiles = 20000
+	// maxBatches bounds the batches kept for pages that reconnect by
+	// count; the tiles they hold in all are bounded by the fleet's own
+	// count: a resume that would send more tiles than a snapshot holds
+	// is no cheaper than the snapshot, and the server keeps at most a
+	// second fleet's worth of tiles, however long the fleet moves.
+	maxBatches = 1024
 	// feedSize is how many of the watch's events the snapshot carries
 	// and a batch at most: the change feed shows the newest.
 	feedSize = 200
@@ -129,7 +130,7 @@ func (s *Stream) Update(tiles []Tile, stats watch.Stats) {
 	s.events = appendBounded(s.events, b.Events...)
 	s.batches = append(s.batches, b)
 	s.kept += len(b.Tiles)
-	for len(s.batches) > maxBatches || len(s.batches) > 1 && s.kept > maxKeptTiles {
+	for len(s.batches) > maxBatches || len(s.batches) > 1 && s.kept > len(tiles) {
 		s.kept -= len(s.batches[0].Tiles)
 		s.batches = s.batches[1:]
 	}

@@ -110,6 +110,12 @@ func TestStreamBatches(t *testing.T) {
 	if b, _, ok := s.Since("e.1"); !ok || len(b) != 1 || len(b[0].Tiles) != 1 || b[0].Tiles[0].Path != "aws" {
 		t.Errorf("one tile changed: %+v", b)
 	}
+	// The batches kept hold no more tiles than the fleet has: a page
+	// whose resume would carry more (the first batch's 7, and this one)
+	// gets the snapshot.
+	if _, _, ok := s.Since("e.0"); ok {
+		t.Error("a resume that would carry more tiles than the fleet has did not ask for a snapshot")
+	}
 	for i := range maxBatches + 5 {
 		s.Add(watch.Event{Name: "x", Time: time.Unix(int64(i), 0)})
 		s.Update(changed, watch.Stats{})
