@@ -132,6 +132,30 @@ func TestStreamBatches(t *testing.T) {
 	}
 }
 
+// The change feed keeps the newest events at far less than a copy per
+// event: a walk's first emission, thousands of events, does not copy the
+// feed for each.
+func TestStreamFeedIsAmortized(t *testing.T) {
+	s := NewStream("e")
+	ev := watch.Event{Name: "x", Kind: "Kustomization"}
+	const n = 10 * feedSize
+	allocs := testing.AllocsPerRun(5, func() {
+		for range n {
+			s.Add(ev)
+		}
+	})
+	if per := allocs / n; per > 0.05 {
+		t.Errorf("%.2f allocations per event; want a copy per %d events at most", per, feedSize)
+	}
+	if doc := s.Document(); len(doc.Events) != 0 {
+		t.Errorf("events before an update in the document: %d", len(doc.Events))
+	}
+	s.Update(nil, watch.Stats{})
+	if b, _, ok := s.Since("e.0"); !ok || len(b) != 1 || len(b[0].Events) != feedSize {
+		t.Errorf("the batch's events: %+v, want the newest %d", b, feedSize)
+	}
+}
+
 // The vendored library is the version hack/tools/ui pins, with its
 // licence: make ui-vendor wrote it.
 func TestVendoredLibraryIsThePinnedOne(t *testing.T) {
