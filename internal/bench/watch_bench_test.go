@@ -302,10 +302,10 @@ type watchProcess struct {
 	exited chan struct{}
 }
 
-func startWatch(b *testing.B, bin, kubeconfig string) *watchProcess {
+func startWatch(b *testing.B, bin, kubeconfig string, more ...string) *watchProcess {
 	b.Helper()
 	p := &watchProcess{requestLog: filepath.Join(b.TempDir(), "requests.json"), events: newStream(), stderr: &tailBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "tree", "--watch", "-o", "json")
+	p.cmd = exec.Command(bin, append([]string{"--kubeconfig", kubeconfig, "tree", "--watch", "-o", "json"}, more...)...)
 	p.cmd.Env = append(os.Environ(), "KUBECTL_FLEET_REQUEST_LOG="+p.requestLog)
 	// A pipe of our own: exec's would be closed by Wait, racing the reader.
 	out, w, err := os.Pipe()
