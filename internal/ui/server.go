@@ -256,6 +256,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
+	// A server still walking the fleet (just started, or started again
+	// under a page) has no map to give: the stream answers once the walk
+	// is in, and the page keeps the map it has, saying it is connecting.
+	select {
+	case <-h.Stream.Ready():
+	case <-r.Context().Done():
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	last := r.Header.Get("Last-Event-ID")

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/watch"
@@ -366,6 +367,36 @@ func open(t *testing.T, c *http.Client, srv *httptest.Server, lastID string) *ss
 // it got, it gets what came after, in order, and no snapshot: nothing is
 // lost, nothing is sent twice. An id of another process (a restart) or
 // older than the stream keeps gets a snapshot.
+// A server still walking the fleet (just started, or started again under
+// a page) answers the page's stream once the walk is in: the page keeps
+// the map it has, rather than getting an empty one.
+func TestTheStreamWaitsForTheWalk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stream := NewStream("e1")
+		h := NewHandler(Config{Stream: stream, BearerToken: "bearer", Key: []byte("0123456789abcdef0123456789abcdef"), Port: "1", LoopbackOnly: true})
+		ctx, cancel := context.WithCancel(t.Context())
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:1/api/events", http.NoBody)
+		req.Header.Set("Authorization", "Bearer bearer")
+		rec := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(rec, req)
+		}()
+		synctest.Wait()
+		if rec.Body.Len() != 0 {
+			t.Errorf("the stream answered before the walk was in: %q", rec.Body.String())
+		}
+		stream.Update(threeTiles(), watch.Stats{Clusters: 3})
+		synctest.Wait()
+		if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, "event: snapshot") || !strings.Contains(body, `"aws/team-a"`) {
+			t.Errorf("after the walk: %d %q, want the snapshot of the three tiles", rec.Code, body)
+		}
+		cancel()
+		<-done
+	})
+}
+
 func TestTheStreamResumesAfterAReconnect(t *testing.T) {
 	srv, stream := serve(t, Config{})
 	c := login(t, srv)

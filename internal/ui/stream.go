@@ -74,11 +74,13 @@ type Stream struct {
 	events  []Event
 	pending []Event
 	next    chan struct{}
+	// ready is closed by the first Update: the walk's fleet is in.
+	ready chan struct{}
 }
 
 // NewStream returns an empty stream whose ids start with epoch.
 func NewStream(epoch string) *Stream {
-	return &Stream{epoch: epoch, next: make(chan struct{})}
+	return &Stream{epoch: epoch, next: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // Add queues the watch's event for the next batch: the Emit of the watch.
@@ -131,6 +133,11 @@ func (s *Stream) Update(tiles []Tile, stats watch.Stats) {
 		}
 	}
 	s.tiles, s.stats, s.pending = tiles, stats, nil
+	select {
+	case <-s.ready:
+	default:
+		close(s.ready)
+	}
 	if len(b.Tiles) == 0 && len(b.Removed) == 0 && len(b.Events) == 0 && s.seq > 0 {
 		return
 	}
@@ -146,6 +153,10 @@ func (s *Stream) Update(tiles []Tile, stats watch.Stats) {
 	close(s.next)
 	s.next = make(chan struct{})
 }
+
+// Ready is closed once the stream has the fleet the walk found: before
+// that, a snapshot would be an empty map.
+func (s *Stream) Ready() <-chan struct{} { return s.ready }
 
 func (s *Stream) id(seq uint64) string { return s.epoch + "." + strconv.FormatUint(seq, 10) }
 
