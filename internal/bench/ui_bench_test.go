@@ -284,27 +284,14 @@ func percent(v []float64) []float64 {
 }
 
 // serveWatch runs tree --watch -o json with more on the fleet of
-// kubeconfig until every cluster came and the stream is quiet (a pause in
-// the walk, a master's lists at 50 ms a hop, is not the end of it), and
+// kubeconfig until every cluster came and the stream is quiet, and
 // returns its steady memory and CPU.
 func serveWatch(b *testing.B, bin, kubeconfig string, clusters int, window time.Duration, more []string) (rssMB, cores float64) {
 	b.Helper()
 	w := startWatch(b, bin, kubeconfig, more...)
-	added := map[string]bool{}
-	err := w.events.waitFor(deliveryDeadline, w.exited, func(evs []event) bool {
-		for _, ev := range evs {
-			if ev.Kind == "Cluster" && ev.Change == "added" {
-				added[ev.Path] = true
-			}
-		}
-		return len(added) >= clusters
-	})
-	if err == nil {
-		err = w.events.waitQuiet(quietPeriod, deliveryDeadline, w.exited)
-	}
-	if err != nil {
+	if _, err := w.waitSettled(clusters); err != nil {
 		w.kill()
-		b.Fatalf("tree --watch: %d of %d clusters added, then: %v: %s", len(added), clusters, err, w.stderr.tail())
+		b.Fatalf("tree --watch: %v: %s", err, w.stderr.tail())
 	}
 	rssMB, cores = steady(b, w.pid(), window)
 	w.interrupt(b)

@@ -179,23 +179,11 @@ func watchFleet(b *testing.B, bin string, f *sandbox.Fleet, tenants int, window 
 	opened0 := accepted()
 
 	// The initial stream: every cluster added, then silence.
-	added, next := map[string]bool{}, 0
-	err := p.events.waitFor(deliveryDeadline, p.exited, func(evs []event) bool {
-		for _, ev := range evs[next:] {
-			if ev.Kind == "Cluster" && ev.Change == "added" && !added[ev.Path] {
-				added[ev.Path] = true
-				r.initial = ev.at.Sub(p.started)
-			}
-		}
-		next = len(evs)
-		return len(added) >= r.clusters
-	})
+	last, err := p.waitSettled(r.clusters)
 	if err != nil {
-		b.Fatalf("the initial stream: %d of %d clusters added: %v\n%s", len(added), r.clusters, err, p.stderr.tail())
+		b.Fatalf("the initial stream: %v\n%s", err, p.stderr.tail())
 	}
-	if err := p.events.waitQuiet(quietPeriod, deliveryDeadline, p.exited); err != nil {
-		b.Fatalf("the initial stream never settled: %v\n%s", err, p.stderr.tail())
-	}
+	r.initial = last.Sub(p.started)
 	r.initialEvents = p.events.len()
 
 	// The steady window: nothing changes in the fleet.
@@ -333,6 +321,30 @@ func startWatch(b *testing.B, bin, kubeconfig string, more ...string) *watchProc
 }
 
 func (p *watchProcess) pid() int { return p.cmd.Process.Pid }
+
+// waitSettled waits for the added event of clusters clusters, then for
+// quietPeriod of silence (a pause in the walk, a master's lists at 50 ms a
+// hop, is not its end), and returns when the last of them came.
+func (p *watchProcess) waitSettled(clusters int) (last time.Time, err error) {
+	added, next := map[string]bool{}, 0
+	err = p.events.waitFor(deliveryDeadline, p.exited, func(evs []event) bool {
+		for _, ev := range evs[next:] {
+			if ev.Kind == "Cluster" && ev.Change == "added" && !added[ev.Path] {
+				added[ev.Path] = true
+				last = ev.at
+			}
+		}
+		next = len(evs)
+		return len(added) >= clusters
+	})
+	if err != nil {
+		return last, fmt.Errorf("%d of %d clusters added: %w", len(added), clusters, err)
+	}
+	if err := p.events.waitQuiet(quietPeriod, deliveryDeadline, p.exited); err != nil {
+		return last, fmt.Errorf("never settled: %w", err)
+	}
+	return last, nil
+}
 
 // interrupt sends SIGINT and returns the time until the process exited
 // and its exit code.
