@@ -1,4 +1,5 @@
-// Command docgen writes docs/reference from the command tree: `make docs`.
+// Command docgen writes docs/reference from the command tree, and
+// docs/rbac from the integrations' access: `make docs`.
 package main
 
 import (
@@ -10,6 +11,10 @@ import (
 
 func main() {
 	if err := docgen.Generate("docs/reference"); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	if err := docgen.GenerateRoles("."); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kubeconfig"
@@ -54,6 +56,16 @@ func (Provider) Presentation() fleet.Presentation { return Presentation() }
 
 // Linker links Applications to the clusters they deploy to.
 func (Provider) Linker() fleet.Linker { return Linker{} }
+
+// Access adds the operations' writes: a merge patch of Applications
+// (automated sync, the refresh, kubectl fleet's annotations) and of
+// cluster Secrets (freeze --clusters' skip-reconcile).
+func (Provider) Access() provider.Access {
+	return provider.Access{Operate: []rbacv1.PolicyRule{
+		{APIGroups: []string{ApplicationGVK().Group}, Resources: []string{"applications"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"patch"}},
+	}}
+}
 
 // Operations are the adapters of the operations runner: the
 // Applications', and the cluster Secrets' (freeze --clusters).

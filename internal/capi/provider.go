@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -100,4 +102,17 @@ func (Provider) Describe(ctx context.Context, parent *kube.Conn, timeout time.Du
 		return nil, err
 	}
 	return DescribeCluster(ctx, c, node.Namespace, node.Name, opts)
+}
+
+// Access adds the reading of every kind of Cluster API's groups:
+// describe reads a Cluster's object tree (its control plane, machines,
+// infrastructure and bootstrap objects), whose kinds each provider
+// defines.
+func (Provider) Access() provider.Access {
+	groups := []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io", "addons.cluster.x-k8s.io"}
+	var a provider.Access
+	for _, g := range groups {
+		a.Read = append(a.Read, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: []string{"*"}, Verbs: provider.ReadVerbs()})
+	}
+	return a
 }

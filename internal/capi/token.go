@@ -60,6 +60,10 @@ func (e *ExpiredTokenError) Error() string {
 	return fmt.Sprintf("the server refused the token in %s (401 Unauthorized): it has most likely expired; %s refreshes it every reconcile of the %s; %s", e.Source, e.r.provider, e.r.kind, why)
 }
 
+// CredentialRefused marks the error as a credential the server refused
+// (reach.CredentialRefused).
+func (e *ExpiredTokenError) CredentialRefused() {}
+
 // expiredToken wraps a transport so that a 401 says the token expired and
 // who should have refreshed it. No token is quoted.
 func expiredToken(src kubeconfig.Source, r refresher) func(http.RoundTripper) http.RoundTripper {

@@ -169,8 +169,11 @@ func newOperationCommand(root *RootOptions, verb opVerb, cmd *cobra.Command) *co
 	f.StringVarP(&o.Selector, flagSelector, "l", "", "Label selector on the objects (e.g. -l app=cert-manager)")
 	f.BoolVarP(&o.AllNamespaces, flagAllNamespaces, "A", false, "Objects of every namespace (the default, unless -n is given)")
 	f.StringSliceVar(&o.Levels, flagLevel, nil, "Only clusters at these levels: root, master, tenant (default: every level of the selected subtrees)")
-	f.BoolVar(&o.All, flagAll, false, "Act on the whole fleet without PATH or --env")
-	f.BoolVarP(&o.Yes, flagYes, "y", false, "Do not ask for confirmation")
+	if verb.name != ops.Resume || !verb.named() {
+		// thaw asks for no confirmation: it only undoes its freeze.
+		f.BoolVar(&o.All, flagAll, false, "Act on the whole fleet without PATH or --env")
+		f.BoolVarP(&o.Yes, flagYes, "y", false, "Do not ask for confirmation")
+	}
 	f.BoolVar(&o.DryRun, flagDryRun, false, "List what would be touched, and write nothing")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml (default: a table)")
 	completeValues(cmd, flagKind, kinds...)

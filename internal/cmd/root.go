@@ -158,6 +158,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, deps Deps) (*cobra.Command, 
 	completeValues(root, flagColor, colorAuto, colorAlways, colorNever)
 
 	root.AddCommand(
+		NewCmdCheck(o),
 		NewCmdTree(o),
 		NewCmdList(o),
 		NewCmdDrift(o),

@@ -1,12 +1,14 @@
 // Package docgen writes docs/reference: one Markdown page per command,
 // generated from the cobra command tree, so that the reference cannot drift
-// from the flags the plugin really has. A test fails when the committed
+// from the flags the plugin really has; and docs/rbac, the ClusterRoles of
+// the access the integrations need. A test fails when the committed
 // pages are stale; `make docs` rewrites them.
 package docgen
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,7 +16,9 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-fleet/kubectl-fleet/internal/check"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/cmd"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/provider/registry"
 )
 
 // Generate writes the reference pages into dir, replacing what was there.
@@ -30,6 +34,25 @@ func Generate(dir string) error {
 	}
 	if err := doc.GenMarkdownTree(root, dir); err != nil {
 		return fmt.Errorf("failed to generate the reference: %w", err)
+	}
+	return nil
+}
+
+// GenerateRoles writes the ClusterRoles of docs/rbac under root, the
+// repository's directory.
+func GenerateRoles(root string) error {
+	roles, err := check.ClusterRoles(registry.Providers())
+	if err != nil {
+		return err
+	}
+	for _, r := range roles {
+		path := filepath.Join(root, r.File)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("failed to create %s: %w", filepath.Dir(path), err)
+		}
+		if err := os.WriteFile(path, r.Data, 0o644); err != nil {
+			return fmt.Errorf("failed to write %s: %w", path, err)
+		}
 	}
 	return nil
 }

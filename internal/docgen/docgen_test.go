@@ -43,3 +43,20 @@ func readDir(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// TestRolesAreFresh fails when docs/rbac differs from the access the
+// integrations say they need: run `make docs`.
+func TestRolesAreFresh(t *testing.T) {
+	dir := t.TempDir()
+	if err := docgen.GenerateRoles(dir); err != nil {
+		t.Fatal(err)
+	}
+	want := readDir(t, filepath.Join(dir, "docs", "rbac"))
+	got := readDir(t, filepath.Join("..", "..", "docs", "rbac"))
+	if len(want) != 2 {
+		t.Fatalf("%d roles generated; want the reader's and the operator's", len(want))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("docs/rbac is stale; run `make docs` (-generated +committed):\n%s", diff)
+	}
+}

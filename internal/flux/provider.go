@@ -1,6 +1,8 @@
 package flux
 
 import (
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/kubectl-fleet/kubectl-fleet/internal/describe"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/drift"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -31,6 +33,16 @@ func (Provider) Name() string { return "flux" }
 // Kinds are the Flux kinds of the registry (Kinds).
 func (Provider) Kinds() provider.Kinds {
 	return provider.Kinds{AddToScheme: AddToScheme, APIs: APIs()}
+}
+
+// Access adds the operations' writes: a merge patch of each Flux kind
+// (spec.suspend, the reconcile request and kubectl fleet's annotations).
+func (Provider) Access() provider.Access {
+	var a provider.Access
+	for _, api := range APIs() {
+		a.Operate = append(a.Operate, rbacv1.PolicyRule{APIGroups: []string{api.GVK.Group}, Resources: []string{api.Resource}, Verbs: []string{"patch"}})
+	}
+	return a
 }
 
 // Operations are the Flux kinds' adapter of the operations runner.

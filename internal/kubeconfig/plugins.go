@@ -274,3 +274,15 @@ func (p Plugins) allowOwn(command, from, server string) (Decision, string) {
 	}
 	return Decision{}, fmt.Sprintf("is not in the credentialPluginAllowlist of your kuberc (%s), which sets credentialPluginPolicy: Allowlist: add {command: %s} to it", p.kubercName(), command)
 }
+
+// Decide is what the policy decides of command, an exec plugin that a
+// kubeconfig read from a Secret names for server: the plugin's resolved
+// path and what allows it, or why not, naming the entry that would
+// allow it (check reports it before any walk runs the plugin).
+func (p Plugins) Decide(command, server string) (Decision, string) {
+	return p.allow(command, server)
+}
+
+// Find resolves command as the policy does: its path, or why it is not
+// found.
+func (p Plugins) Find(command string) (string, error) { return p.lookPath(command) }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 )
 
@@ -169,14 +171,26 @@ func (x *Execution) SuspendOutcome(changed bool, done string) Result {
 	return Result{Result: Suspended, Message: msg}
 }
 
+// The ClusterRole the operations need beside the read role, and its file
+// (docs/access.md).
+const (
+	OperatorRole = "kubectl-fleet-operator"
+	OperatorFile = "docs/rbac/fleet-operator.yaml"
+)
+
 // Fail is a failed result saying err.
 func Fail(err error) Result {
-	return Result{Result: Failed, Failed: true, Message: err.Error()}
+	return FailWith("", err)
 }
 
-// FailWith is a failed result saying prefix and err.
+// FailWith is a failed result saying prefix and err; a write the
+// apiserver forbade says which role grants it.
 func FailWith(prefix string, err error) Result {
-	return Result{Result: Failed, Failed: true, Message: prefix + err.Error()}
+	msg := prefix + err.Error()
+	if apierrors.IsForbidden(err) {
+		msg += "; bind ClusterRole " + OperatorRole + " (" + OperatorFile + ") on that cluster to the identity that reaches it (kubectl fleet check lists what is missing)"
+	}
+	return Result{Result: Failed, Failed: true, Message: msg}
 }
 
 // ResumeFirst is why a named, suspended Flux object is refused a

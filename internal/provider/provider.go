@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -210,6 +211,22 @@ type Logger interface {
 	Controllers() []Controller
 }
 
+// Accessor is a provider that needs access beyond get, list and watch of
+// its Kinds: reads of kinds it does not know in advance (describe's
+// objects of CAPI's groups, diff's live copies of what git declares) and
+// the writes of its operations. The access of a set (Set.Access) is what
+// the ClusterRoles of docs/rbac grant and what check asks of a cluster.
+type Accessor interface {
+	Provider
+	Access() Access
+}
+
+// Access is access a provider needs, as RBAC rules: Read for the read
+// commands, Operate for suspend, resume, reconcile, freeze and thaw.
+type Access struct {
+	Read, Operate []rbacv1.PolicyRule
+}
+
 // Configurable is a provider with flags of its own, shared by every
 // command; Validate checks their values, one error per bad flag.
 type Configurable interface {
@@ -331,6 +348,57 @@ func (s Set) AddFlags(fs *pflag.FlagSet) {
 			c.AddFlags(fs)
 		}
 	}
+}
+
+// Access is the access the set needs on a cluster: get, list and watch of
+// every kind it knows (APIs), what each Accessor adds, and, where a
+// provider's controllers log (Logger), the reading of their pods' logs.
+// Rules of one group and verbs are one rule, their resources sorted.
+func (s Set) Access() Access {
+	var a Access
+	for _, api := range s.APIs() {
+		a.Read = append(a.Read, rbacv1.PolicyRule{APIGroups: []string{api.GVK.Group}, Resources: []string{api.Resource}, Verbs: ReadVerbs()})
+	}
+	if len(s.Controllers()) > 0 {
+		a.Read = append(a.Read,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}})
+	}
+	for _, p := range all[Accessor](s) {
+		pa := p.Access()
+		a.Read, a.Operate = append(a.Read, pa.Read...), append(a.Operate, pa.Operate...)
+	}
+	return Access{Read: MergeRules(a.Read), Operate: MergeRules(a.Operate)}
+}
+
+// ReadVerbs are the verbs of reading a kind: get, list and watch (tree
+// --watch, the ui).
+func ReadVerbs() []string { return []string{"get", "list", "watch"} }
+
+// MergeRules merges rules of the same API groups and verbs into one,
+// their resources sorted and each once; rules keep the order of their
+// first group. A rule of resource "*" covers the group's others.
+func MergeRules(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	index := map[string]int{}
+	for _, r := range rules {
+		key := strings.Join(r.APIGroups, ",") + "|" + strings.Join(r.Verbs, ",")
+		i, ok := index[key]
+		if !ok {
+			index[key] = len(out)
+			out = append(out, rbacv1.PolicyRule{APIGroups: slices.Clone(r.APIGroups), Verbs: slices.Clone(r.Verbs)})
+			i = len(out) - 1
+		}
+		out[i].Resources = append(out[i].Resources, r.Resources...)
+	}
+	for i := range out {
+		res := slices.Compact(slices.Sorted(slices.Values(out[i].Resources)))
+		if slices.Contains(res, "*") {
+			res = []string{"*"}
+		}
+		out[i].Resources = res
+	}
+	return out
 }
 
 // Validate checks every configurable provider's flags.

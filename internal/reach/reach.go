@@ -542,6 +542,14 @@ func (e *InClusterError) Error() string {
 
 func (e *InClusterError) Unwrap() error { return e.Err }
 
+// CredentialRefused is an error of a credential the server refused, that
+// a source made say more than 401 (capi's expired token): check tells it
+// from an unreachable server by it.
+type CredentialRefused interface {
+	error
+	CredentialRefused()
+}
+
 // inClusterHint makes a failure to resolve or dial host, an in-cluster
 // address, say so (InClusterError); other errors (TLS, HTTP) stay as
 // they are.

@@ -6,6 +6,8 @@ package argoprovider
 import (
 	"context"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/argocd/appdiff"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
@@ -23,6 +25,16 @@ var _ provider.Differ = Provider{}
 
 // New is the Argo CD integration.
 func New() Provider { return Provider{Provider: argocd.NewProvider()} }
+
+// Access is Argo CD's, and diff's read of the hub's Argo CD settings
+// (argocd-cm, argocd-cmd-params-cm). Diff's server-side dry runs on each
+// destination are patches to RBAC, which no read-only role grants:
+// docs/access.md says so.
+func (p Provider) Access() provider.Access {
+	a := p.Provider.Access()
+	a.Read = append(a.Read, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}})
+	return a
+}
 
 // DiffKind is Applications: --kind app, --app NAMESPACE/NAME.
 func (Provider) DiffKind() provider.DiffKind { return appdiff.Kind }
