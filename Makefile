@@ -116,6 +116,12 @@ tmux:
 chromium:
 	@$(call debian,chromium,chromium fonts-liberation,--no-install-recommends)
 
+# make watch-screenshot: docs/watch.png, kubectl fleet tree --watch on the
+# demo fleet in a tmux terminal, drawn by a real Chromium, from a real run.
+.PHONY: watch-screenshot
+watch-screenshot: build sandbox-bins chromium tmux ## Take docs/watch.png: kubectl fleet tree --watch on the demo fleet, in tmux.
+	go run ./hack/watch-screenshot -out docs/watch.png
+
 # make ui-screenshot: docs/ui.png, the demo fleet's map in a real
 # Chromium, from a real run (hack/ui-screenshot runs make demo's fleet).
 .PHONY: ui-screenshot
@@ -392,7 +398,7 @@ validate-krew-manifest: $(BIN)/validate-krew-manifest ## Check the committed kre
 	$(BIN)/validate-krew-manifest -manifest plugins/fleet.yaml -skip-install
 
 .PHONY: docs
-docs: ## Regenerate docs/reference from the command tree.
+docs: ## Regenerate docs/reference from the command tree and docs/rbac from the integrations.
 	go run ./hack/docgen
 
 $(BIN)/golangci-lint: hack/tools/lint/go.mod hack/tools/lint/go.sum
