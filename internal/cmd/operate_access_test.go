@@ -16,6 +16,32 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
+// readsAsAdmin runs args as kubeconfig and as f's admin: the same exit
+// code, nothing forbidden, the same tree of clusters and errors, the same
+// kubeconfig handed out. It returns the run as kubeconfig.
+func readsAsAdmin(t *testing.T, f *sandbox.Fleet, kubeconfig string, args ...string) result {
+	t.Helper()
+	as := run(t, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	admin := onFleet(t, f, args...)
+	if as.code != admin.code {
+		t.Errorf("%v as %s: exit %d, as admin %d\n%s%s", args, kubeconfig, as.code, admin.code, as.stdout, as.stderr)
+	}
+	if out := as.stdout + as.stderr; strings.Contains(strings.ToLower(out), "forbidden") {
+		t.Errorf("%v as %s says forbidden:\n%s", args, kubeconfig, out)
+	}
+	switch args[0] {
+	case "tree":
+		if got, want := flatNodes(t, as.stdout), flatNodes(t, admin.stdout); !maps.Equal(got, want) {
+			t.Errorf("tree as %s: %v; as admin %v", kubeconfig, got, want)
+		}
+	case "get-kubeconfig":
+		if as.stdout != admin.stdout {
+			t.Errorf("get-kubeconfig as %s differs from admin's", kubeconfig)
+		}
+	}
+	return as
+}
+
 // rootKustomization is the flux fleet root's Kustomization
 // flux-system/flux-system, which the operations below act on.
 func rootKustomization(t *testing.T, f *sandbox.Fleet) *unstructured.Unstructured {
@@ -74,22 +100,7 @@ func TestReadRoleReadsAllAndOperationsNeedTheirRole(t *testing.T) {
 		{"check", "--depth", "0"},
 	}
 	for _, args := range reads {
-		as := run(t, append([]string{"--kubeconfig", reader}, args...)...)
-		admin := onFleet(t, f, args...)
-		if as.code != admin.code {
-			t.Errorf("%v as the read role: exit %d, as admin %d\n%s%s", args, as.code, admin.code, as.stdout, as.stderr)
-		}
-		if out := as.stdout + as.stderr; strings.Contains(strings.ToLower(out), "forbidden") {
-			t.Errorf("%v as the read role says forbidden:\n%s", args, out)
-		}
-		if args[0] == "tree" {
-			if got, want := flatNodes(t, as.stdout), flatNodes(t, admin.stdout); !maps.Equal(got, want) {
-				t.Errorf("tree as the read role: %v; as admin %v", got, want)
-			}
-		}
-		if args[0] == "get-kubeconfig" && as.stdout != admin.stdout {
-			t.Errorf("get-kubeconfig as the read role differs from admin's")
-		}
+		readsAsAdmin(t, f, reader, args...)
 	}
 
 	keepAsFound(t, f, rootKustomization(t, f))
