@@ -11,7 +11,7 @@ var _ provider.Logger = Provider{}
 func (Provider) Controllers() []provider.Controller {
 	var out []provider.Controller
 	for _, name := range []string{"argocd-application-controller", "argocd-repo-server", "argocd-server", "argocd-applicationset-controller"} {
-		out = append(out, provider.Controller{Name: name, Namespace: "argocd", Selector: "app.kubernetes.io/name=" + name})
+		out = append(out, provider.Controller{Name: name, Namespace: Namespace, Selector: "app.kubernetes.io/name=" + name})
 	}
 	return out
 }

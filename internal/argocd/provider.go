@@ -58,14 +58,20 @@ func (Provider) Presentation() fleet.Presentation { return Presentation() }
 func (Provider) Linker() fleet.Linker { return Linker{} }
 
 // Access adds the operations' writes: a merge patch of Applications
-// (automated sync, the refresh, kubectl fleet's annotations) and of
-// cluster Secrets (freeze --clusters' skip-reconcile).
+// (automated sync, the refresh, kubectl fleet's annotations) and, in
+// Argo CD's namespace alone, of its cluster Secrets (freeze --clusters'
+// skip-reconcile).
 func (Provider) Access() provider.Access {
-	return provider.Access{Operate: []rbacv1.PolicyRule{
-		{APIGroups: []string{ApplicationGVK().Group}, Resources: []string{"applications"}, Verbs: []string{"patch"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"patch"}},
-	}}
+	return provider.Access{
+		Operate: []rbacv1.PolicyRule{{APIGroups: []string{ApplicationGVK().Group}, Resources: []string{"applications"}, Verbs: []string{"patch"}}},
+		OperateIn: []provider.NamespacedRules{{Namespace: Namespace, Why: "Argo CD's cluster Secrets (freeze --clusters)",
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"patch"}}}}},
+	}
 }
+
+// Namespace is the namespace Argo CD is installed in by default, where
+// its cluster Secrets are.
+const Namespace = "argocd"
 
 // Operations are the adapters of the operations runner: the
 // Applications', and the cluster Secrets' (freeze --clusters).

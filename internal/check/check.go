@@ -21,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
@@ -66,7 +67,7 @@ type Report struct {
 	Credentials Credentials  `json:"credentials"`
 	// Plugins are the exec plugins the root's kubeconfig Secrets name.
 	Plugins []Plugin `json:"plugins"`
-	// Depth is how many levels below the root were reached.
+	// Depth is how many levels below the root check was asked to reach.
 	Depth    int      `json:"depth"`
 	Children []*Child `json:"children"`
 }
@@ -75,6 +76,8 @@ type Report struct {
 type Root struct {
 	Context string `json:"context"`
 	Server  string `json:"server"`
+	// Reached is true when it answered.
+	Reached bool   `json:"reached"`
 	Version string `json:"version,omitempty"`
 	Error   string `json:"error,omitempty"`
 	// Providers are the integrations, each with whether the root serves
@@ -104,7 +107,10 @@ type Verb struct {
 	Verb     string `json:"verb"`
 	Group    string `json:"group"`
 	Resource string `json:"resource"`
-	Allowed  bool   `json:"allowed"`
+	// Namespace is the one namespace it is needed in ("" for every
+	// namespace): a Role's, not the ClusterRole's.
+	Namespace string `json:"namespace,omitempty"`
+	Allowed   bool   `json:"allowed"`
 	// Skipped says why it was not asked: its group is not served.
 	Skipped string `json:"skipped,omitempty"`
 	// Rule is the RBAC rule that grants it, in YAML's flow style.
@@ -134,13 +140,15 @@ type Credentials struct {
 
 // Plugin is an exec plugin a kubeconfig Secret of the root names.
 type Plugin struct {
-	// Source is the Secret; Cluster the path of the cluster it reaches;
-	// Kubeconfig "admin" or "user".
-	Source     string `json:"source"`
-	Cluster    string `json:"cluster"`
-	Kubeconfig string `json:"kubeconfig"`
-	Command    string `json:"command"`
-	// Used is true when --credentials makes the walk use this kubeconfig.
+	// Source is the Secret (or object) the kubeconfig is read from;
+	// Cluster the path of the cluster it reaches.
+	Source  string `json:"source"`
+	Cluster string `json:"cluster"`
+	// Command is the plugin; "" where the policy refused the kubeconfig
+	// before it was read (Reason names the plugin then).
+	Command string `json:"command"`
+	// Used is true for the kubeconfig the walk reaches the cluster by, as
+	// --credentials says; false for one of the other credentials.
 	Used bool `json:"used"`
 	// Allowed and By: the policy allows it, by that entry. Path is where
 	// it was found ("" when it was not).
@@ -150,6 +158,16 @@ type Plugin struct {
 	// Reason says why it is refused, and the entry that would allow it.
 	Reason string `json:"reason,omitempty"`
 }
+
+// The kubeconfigs a Plugin is named by.
+const (
+	// Walked is the kubeconfig the walk reaches the cluster by, as
+	// --credentials says.
+	Walked = "walked"
+	// Other is a kubeconfig of the other credentials (the user one when
+	// the walk is as admin, and the other way round).
+	Other = "other"
+)
 
 // Child is a cluster below the root.
 type Child struct {
@@ -181,10 +199,31 @@ type Options struct {
 	Depth int
 	// Timeout bounds each request.
 	Timeout time.Duration
+	// Concurrency is how many clusters are reached at once.
+	Concurrency int
+}
+
+// checker is one run of check: its options, and the clusters it may
+// reach at once.
+type checker struct {
+	Options
+	slots chan struct{}
+}
+
+// slot waits for a turn to reach a cluster (or ctx's end); the returned
+// function gives it back.
+func (c *checker) slot(ctx context.Context) (func(), error) {
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	case <-ctx.Done():
+		return func() {}, ctx.Err()
+	}
 }
 
 // Run checks the fleet as opts say.
 func Run(ctx context.Context, opts Options) *Report {
+	c := &checker{Options: opts, slots: make(chan struct{}, max(opts.Concurrency, 1))}
 	r := &Report{Credentials: opts.Credentials, Depth: opts.Depth, Plugins: []Plugin{}, Children: []*Child{}}
 	r.Root = Root{Context: opts.Context, Server: kube.RedactURL(opts.Root.Kube().Host())}
 	groups, err := rootInfo(ctx, opts, &r.Root)
@@ -193,15 +232,16 @@ func Run(ctx context.Context, opts Options) *Report {
 		r.todo("reach the root cluster (context %q): %s", opts.Context, err)
 		return r.done()
 	}
+	r.Root.Reached = true
 	r.Access = access(ctx, opts, groups)
 	kids, err := listChildren(ctx, opts, opts.Root, "")
 	if err != nil {
 		r.Root.Error = err.Error()
 		r.todo("let the root cluster's clusters be read: %s", err)
 	}
-	r.Plugins = plugins(ctx, opts, kids)
+	r.Plugins = c.plugins(ctx, kids)
 	if opts.Depth > 0 {
-		r.Children = reachAll(ctx, opts, opts.Root, "", kids, 1)
+		r.Children = c.reachAll(ctx, opts.Root, "", kids, 1)
 	}
 	r.findTodo()
 	return r.done()
@@ -231,12 +271,12 @@ func (r *Report) findTodo() {
 	}
 	for _, v := range r.Access.Read {
 		if !v.Allowed && v.Skipped == "" {
-			r.todo("grant %s %s on the root cluster: %s (ClusterRole %s, %s)", v.Verb, resourceName(v.Group, v.Resource), v.Rule, ReaderRole, ReaderFile)
+			r.todo("grant %s %s on the root cluster: %s (ClusterRole %s, %s)", v.Verb, ResourceName(v.Group, v.Resource), v.Rule, ReaderRole, ReaderFile)
 		}
 	}
 	for _, p := range r.Plugins {
 		if p.Used && !p.Allowed {
-			r.todo("%s, named by %s: %s", p.Command, p.Source, p.Reason)
+			r.todo("%s, for %s: %s", p.Source, p.Cluster, p.Reason)
 		}
 	}
 	var walk func(cs []*Child)
@@ -283,7 +323,7 @@ func rootInfo(ctx context.Context, opts Options, root *Root) (map[string]bool, e
 		pk := ProviderKinds{Name: p.Name(), Kinds: []string{}}
 		for _, api := range p.Kinds().APIs {
 			if versions[api.GVK.GroupVersion().String()] {
-				pk.Kinds = appendOnce(pk.Kinds, resourceName(api.GVK.Group, api.Resource))
+				pk.Kinds = appendOnce(pk.Kinds, ResourceName(api.GVK.Group, api.Resource))
 			}
 		}
 		pk.Serves = len(pk.Kinds) > 0
@@ -299,8 +339,8 @@ func appendOnce(s []string, v string) []string {
 	return append(s, v)
 }
 
-// resourceName is resource.group, as kubectl names a resource.
-func resourceName(group, resource string) string {
+// ResourceName is resource.group, as kubectl names a resource.
+func ResourceName(group, resource string) string {
 	if group == "" {
 		return resource
 	}
@@ -311,11 +351,23 @@ func resourceName(group, resource string) string {
 // access whose group the root serves.
 func access(ctx context.Context, opts Options, served map[string]bool) AccessReport {
 	a := opts.Providers.Access()
-	report := AccessReport{Read: verbs(a.Read, served), Operate: verbs(a.Operate, served)}
+	report := AccessReport{Read: verbs(a.Read, "", served), Operate: verbs(a.Operate, "", served)}
 	cs, err := opts.Root.Kube().Clientset(opts.Timeout)
 	if err != nil {
 		report.Error = err.Error()
 		return report
+	}
+	for _, in := range a.OperateIn {
+		vs := verbs(in.Rules, in.Namespace, served)
+		nctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		_, err := cs.CoreV1().Namespaces().Get(nctx, in.Namespace, metav1.GetOptions{})
+		cancel()
+		for i := range vs {
+			if apierrors.IsNotFound(err) && vs[i].Skipped == "" {
+				vs[i].Skipped = "the cluster has no namespace " + in.Namespace
+			}
+		}
+		report.Operate = append(report.Operate, vs...)
 	}
 	all := append(slices.Clone(report.Read), report.Operate...)
 	errs := make([]error, len(all))
@@ -330,7 +382,7 @@ func access(ctx context.Context, opts Options, served map[string]bool) AccessRep
 			defer func() { <-limit }()
 			v := &all[i]
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: v.Verb, Group: v.Group, Resource: strings.Split(v.Resource, "/")[0], Subresource: subresource(v.Resource)},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: v.Namespace, Verb: v.Verb, Group: v.Group, Resource: strings.Split(v.Resource, "/")[0], Subresource: subresource(v.Resource)},
 			}}
 			got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 			if err != nil {
@@ -363,15 +415,15 @@ func subresource(resource string) string {
 	return sub
 }
 
-// verbs are rules one verb and resource each, those of a group the root
-// does not serve skipped.
-func verbs(rules []rbacv1.PolicyRule, served map[string]bool) []Verb {
+// verbs are rules one verb and resource each, in namespace ("" for
+// every namespace), those of a group the root does not serve skipped.
+func verbs(rules []rbacv1.PolicyRule, namespace string, served map[string]bool) []Verb {
 	out := []Verb{}
 	for _, r := range rules {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				for _, verb := range r.Verbs {
-					v := Verb{Verb: verb, Group: g, Resource: res, Rule: RuleText(g, res, verb)}
+					v := Verb{Verb: verb, Group: g, Resource: res, Namespace: namespace, Rule: RuleText(g, res, verb)}
 					if g != "*" && !served[g] {
 						v.Skipped = "the cluster does not serve " + g
 					}
@@ -390,46 +442,79 @@ func RuleText(group, resource, verb string) string {
 }
 
 // plugins are the exec plugins the kubeconfigs the root holds for its
-// children name, admin and user, each decided by the policy.
-func plugins(ctx context.Context, opts Options, kids []fleet.Child) []Plugin {
-	out := []Plugin{}
-	creds := opts.Policy.Credentials
-	seen := map[string]bool{}
+// children name: the kubeconfig each is reached by as --credentials
+// says, and the one of the other credentials where the inventory holds
+// both (a CAPI user kubeconfig), each decided by the policy. An
+// inventory that checks a kubeconfig as it reads it (an Argo CD cluster
+// Secret, a ClusterProfile's plugin) says so by its refusal.
+func (c *checker) plugins(ctx context.Context, kids []fleet.Child) []Plugin {
 	segs := fleet.Segments(kids)
-	for i, child := range kids {
-		path := fleet.JoinPath("", segs[i])
-		for _, e := range child.Edges {
-			inv, edge, ok := opts.Providers.Inventory([]fleet.Edge{e})
-			if !ok {
-				continue
-			}
-			for _, user := range []bool{false, true} {
-				// Each kubeconfig asked for alone, whatever --credentials
-				// says: the admin one, then the user one.
-				policy := opts.Policy
-				policy.Credentials = kubeconfig.Credentials{User: user, Admin: !user}
-				kctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-				src, data, err := inv.Kubeconfig(kctx, provider.KubeconfigRequest{Parent: opts.Root.Kube(), Path: path, Child: child, Edge: edge, User: user, Policy: policy})
-				cancel()
-				if err != nil || src.Kind != "" {
-					continue // none, or not a Secret: the walk says why
-				}
-				in, err := kubeconfig.Inspect(src, data)
-				if err != nil || in.Exec == nil || seen[src.String()] {
-					continue
-				}
-				seen[src.String()] = true
-				p := Plugin{Source: src.String(), Cluster: path, Kubeconfig: "admin", Command: in.Exec.Command, Used: creds.Admin || !creds.User}
-				if user {
-					p.Kubeconfig, p.Used = "user", creds.User
-				}
-				d, why := opts.Policy.Plugins.Decide(in.Exec.Command, in.Cluster.Server)
-				p.Allowed, p.By, p.Reason = why == "", d.By, why
-				if found, err := opts.Policy.Plugins.Find(in.Exec.Command); err == nil {
-					p.Path = found
-				}
+	found := make([][]Plugin, len(kids))
+	fleet.Parallel(len(kids), func(i int) {
+		done, err := c.slot(ctx)
+		defer done()
+		if err == nil {
+			found[i] = c.pluginsOf(ctx, fleet.JoinPath("", segs[i]), kids[i])
+		}
+	})
+	out := []Plugin{}
+	seen := map[string]bool{}
+	for _, ps := range found {
+		for _, p := range ps {
+			if key := p.Source + "|" + p.Cluster; !seen[key] {
+				seen[key] = true
 				out = append(out, p)
 			}
+		}
+	}
+	return out
+}
+
+// pluginsOf are the plugins of the kubeconfigs the root holds for child
+// at path.
+func (c *checker) pluginsOf(ctx context.Context, path string, child fleet.Child) []Plugin {
+	var out []Plugin
+	walked := c.Policy.Credentials
+	other := kubeconfig.Credentials{User: !walked.User, Admin: walked.User}
+	for _, e := range child.Edges {
+		inv, edge, ok := c.Providers.Inventory([]fleet.Edge{e})
+		if !ok {
+			continue
+		}
+		for _, creds := range []kubeconfig.Credentials{walked, other} {
+			policy := c.Policy
+			policy.Credentials = creds
+			kctx, cancel := context.WithTimeout(ctx, c.Timeout)
+			src, data, err := inv.Kubeconfig(kctx, provider.KubeconfigRequest{Parent: c.Root.Kube(), Path: path, Child: child, Edge: edge, User: creds.User && !creds.Admin, Policy: policy})
+			cancel()
+			p := Plugin{Source: src.String(), Cluster: path, Used: creds == walked}
+			var field *kubeconfig.FieldError
+			switch {
+			case errors.As(err, &field) && errors.Is(err, kubeconfig.ErrRefused) && strings.HasSuffix(field.Field, ".exec"):
+				p.Reason = field.Reason
+				out = append(out, p)
+				continue
+			case err != nil:
+				continue // none of these credentials, or not usable: the walk says why
+			}
+			in, err := kubeconfig.Inspect(src, data)
+			if err != nil || in.Exec == nil {
+				continue
+			}
+			p.Command = in.Exec.Command
+			if found, err := c.Policy.Plugins.Find(in.Exec.Command); err == nil {
+				p.Path = found
+			}
+			if src.Kind != "" {
+				// Not a Secret's: the operator's own plugin, which the
+				// inventory checked as it built the kubeconfig.
+				p.Allowed, p.By = true, "your own configuration ("+src.Kind+")"
+				out = append(out, p)
+				continue
+			}
+			d, why := c.Policy.Plugins.Decide(in.Exec.Command, in.Cluster.Server)
+			p.Allowed, p.By, p.Reason = why == "", d.By, why
+			out = append(out, p)
 		}
 	}
 	return out
@@ -444,61 +529,90 @@ func listChildren(ctx context.Context, opts Options, parent *reach.Cluster, path
 }
 
 // reachAll reaches every child of parent, at path, and below each to
-// opts.Depth levels.
-func reachAll(ctx context.Context, opts Options, parent *reach.Cluster, path string, kids []fleet.Child, level int) []*Child {
+// opts.Depth levels, as many clusters at once as Concurrency allows.
+func (c *checker) reachAll(ctx context.Context, parent *reach.Cluster, path string, kids []fleet.Child, level int) []*Child {
 	results := make([]*Child, len(kids))
 	segs := fleet.Segments(kids)
 	fleet.Parallel(len(kids), func(i int) {
-		results[i] = reachChild(ctx, opts, parent, fleet.JoinPath(path, segs[i]), kids[i], level)
+		results[i] = c.reachChild(ctx, parent, fleet.JoinPath(path, segs[i]), kids[i], level)
 	})
 	return results
 }
 
 // reachChild connects to child, reads its version and whether it may be
 // read, and goes on below it while levels remain.
-func reachChild(ctx context.Context, opts Options, parent *reach.Cluster, path string, child fleet.Child, level int) *Child {
-	c := &Child{Path: path}
-	cctx, cancel := context.WithTimeout(fleet.WithPath(ctx, path), opts.Timeout)
+func (c *checker) reachChild(ctx context.Context, parent *reach.Cluster, path string, child fleet.Child, level int) *Child {
+	out := &Child{Path: path}
+	done, err := c.slot(ctx)
+	if err != nil {
+		out.Status, out.Error, out.Hint = Unreachable, err.Error(), "check was interrupted"
+		return out
+	}
+	kids, cl := c.reachOne(ctx, parent, child, out, level)
+	done()
+	if cl == nil {
+		return out
+	}
+	defer cl.Close()
+	out.Children = c.reachAll(ctx, cl, path, kids, level+1)
+	return out
+}
+
+// reachOne connects to child and reads it into out; below the last
+// level it also lists the clusters child holds. It returns them and the
+// connection to go on below it with; no connection when there is no
+// level below, or child could not be read.
+func (c *checker) reachOne(ctx context.Context, parent *reach.Cluster, child fleet.Child, out *Child, level int) ([]fleet.Child, *reach.Cluster) {
+	cctx, cancel := context.WithTimeout(fleet.WithPath(ctx, out.Path), c.Timeout)
 	defer cancel()
 	cl, err := parent.Connect(cctx, child)
 	if err != nil {
-		c.Error = err.Error()
-		if errors.Is(err, kubeconfig.ErrRefused) {
-			c.Status, c.Hint = Refused, "allow it as the error says, or walk with other --credentials (docs/credentials.md)"
-		} else {
-			c.Status, c.Hint = Invalid, "what the parent holds to reach it cannot be used: fix it on the parent, or reach it by a route of your own (docs/credentials.md)"
-		}
-		return c
+		unusable(out, err)
+		return nil, nil
 	}
-	defer cl.Close()
-	c.Credential, c.Route = cl.Credential(), cl.RouteName()
+	out.Credential, out.Route = cl.Credential(), cl.RouteName()
 	v, err := cl.ServerVersion(cctx)
-	if err != nil {
-		classify(c, err)
-		return c
-	}
-	c.Version = v
-	cs, err := cl.Kube().Clientset(opts.Timeout)
 	if err == nil {
-		_, err = cs.CoreV1().Namespaces().Get(cctx, "kube-system", metav1.GetOptions{})
+		out.Version = v
+		var cs kubernetes.Interface
+		if cs, err = cl.Kube().Clientset(c.Timeout); err == nil {
+			_, err = cs.CoreV1().Namespaces().Get(cctx, "kube-system", metav1.GetOptions{})
+		}
 	}
 	if err != nil {
-		classify(c, err)
-		return c
+		classify(out, err)
+		cl.Close()
+		return nil, nil
 	}
-	if level >= opts.Depth {
-		c.Status = Reachable
-		return c
+	if level >= c.Depth {
+		out.Status = Reachable
+		cl.Close()
+		return nil, nil
 	}
-	kids, err := listChildren(ctx, opts, cl, path)
+	kids, err := listChildren(ctx, c.Options, cl, out.Path)
 	if err != nil {
-		classify(c, err)
-		c.Error = "the clusters it holds cannot be read: " + c.Error
-	} else {
-		c.Status = Reachable
+		classify(out, err)
+		out.Error = "the clusters it holds cannot be read: " + out.Error
+		cl.Close()
+		return nil, nil
 	}
-	c.Children = reachAll(ctx, opts, cl, path, kids, level+1)
-	return c
+	out.Status = Reachable
+	return kids, cl
+}
+
+// unusable says why what the parent holds did not make a connection.
+func unusable(out *Child, err error) {
+	out.Error = err.Error()
+	switch {
+	case errors.Is(err, kubeconfig.ErrRefused):
+		out.Status, out.Hint = Refused, "allow it as the error says, or walk with other --credentials (docs/credentials.md)"
+	case apierrors.IsForbidden(err):
+		out.Status, out.Hint = Forbidden, "you may not read what the parent holds for it: bind ClusterRole "+ReaderRole+" ("+ReaderFile+") to you on the parent"
+	case errors.Is(err, context.DeadlineExceeded):
+		out.Status, out.Hint = Unreachable, "its parent did not answer in time: try again, or with a longer --timeout"
+	default:
+		out.Status, out.Hint = Invalid, "what the parent holds to reach it cannot be used: fix it on the parent, or reach it by a route of your own (docs/credentials.md)"
+	}
 }
 
 // classify says why a connected cluster did not answer, and what to do.
@@ -508,13 +622,15 @@ func classify(c *Child, err error) {
 	var refused reach.CredentialRefused
 	switch {
 	case strings.Contains(err.Error(), "getting credentials: "):
-		c.Status, c.Hint = Forbidden, "its exec credential plugin ran and failed: run it yourself to log in (the error shows its output), then check again"
+		c.Status, c.Hint = Forbidden, "its exec credential plugin ran and failed: run it yourself, with the arguments its kubeconfig gives, to see why (often: log in first)"
 	case errors.As(err, &inCluster):
 		c.Status, c.Hint = Unreachable, "its address is only resolved inside the parent's network: add a route for "+c.Path+" in ~/.kube/fleet.yaml (a proxy into that network, or a context of your own)"
 	case apierrors.IsUnauthorized(err), errors.As(err, &refused):
 		c.Status, c.Hint = Forbidden, "its server refused the credential the parent holds (expired or revoked): renew it on the parent, or walk with --credentials user"
 	case apierrors.IsForbidden(err):
 		c.Status, c.Hint = Forbidden, "the identity that reaches it may not read it: bind ClusterRole "+ReaderRole+" ("+ReaderFile+") to that identity there"
+	case strings.Contains(err.Error(), "x509: ") || strings.Contains(err.Error(), "tls: "):
+		c.Status, c.Hint = Unreachable, "its server answered, but not as the kubeconfig its parent holds expects (TLS): the CA or the server's name do not match"
 	case c.Route != "":
 		c.Status, c.Hint = Unreachable, "not reached by "+c.Route+": check the proxy or the context it names"
 	default:

@@ -33,9 +33,10 @@ func TestClassify(t *testing.T) {
 		{"a 401", fmt.Errorf("read: %w", apierrors.NewUnauthorized("no")), "", Forbidden, "refused the credential"},
 		{"a token a source says expired", fmt.Errorf("read: %w", expired{}), "", Forbidden, "refused the credential"},
 		{"a 403", apierrors.NewForbidden(gr, "kube-system", errors.New("no")), "", Forbidden, "bind ClusterRole " + ReaderRole},
-		{"an exec plugin that failed", errors.New("getting credentials: exec: executable aws failed with exit code 255"), "", Forbidden, "run it yourself to log in"},
+		{"an exec plugin that failed", errors.New("getting credentials: exec: executable aws failed with exit code 255"), "", Forbidden, "run it yourself"},
 		{"no answer, by a route", errors.New("dial tcp: connection refused"), "route aks of fleet.yaml", Unreachable, "not reached by route aks of fleet.yaml"},
 		{"no answer", errors.New("dial tcp: connection refused"), "", Unreachable, "add a route for aws"},
+		{"a CA that does not match", errors.New("tls: failed to verify certificate: x509: certificate signed by unknown authority"), "", Unreachable, "(TLS)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Child{Path: "aws", Route: tc.route}
@@ -56,14 +57,14 @@ func TestTodo(t *testing.T) {
 			Read:    []Verb{{Verb: "watch", Resource: "kustomizations", Group: "kustomize.toolkit.fluxcd.io", Rule: "R"}, {Verb: "list", Resource: "x", Group: "g", Skipped: "not served"}},
 			Operate: []Verb{{Verb: "patch", Resource: "kustomizations", Group: "kustomize.toolkit.fluxcd.io"}},
 		},
-		Plugins:  []Plugin{{Command: "aws", Source: "secret a/b", Used: true, Reason: "not allowed"}, {Command: "gke", Used: false}},
+		Plugins:  []Plugin{{Command: "aws", Source: "secret a/b", Cluster: "aws", Used: true, Reason: "not allowed"}, {Command: "gke", Used: false}},
 		Children: []*Child{{Path: "aws", Status: Reachable, Children: []*Child{{Path: "aws/a", Status: Unreachable, Hint: "route"}}}},
 	}
 	r.findTodo()
 	r.done()
 	want := []string{
 		"grant watch kustomizations.kustomize.toolkit.fluxcd.io on the root cluster: R (ClusterRole kubectl-fleet-reader, docs/rbac/fleet-reader.yaml)",
-		"aws, named by secret a/b: not allowed",
+		"secret a/b, for aws: not allowed",
 		"aws/a is unreachable: route",
 	}
 	if r.Ready || fmt.Sprint(r.Todo) != fmt.Sprint(want) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/check"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/escape"
+	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleetconfig"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/kube"
 )
@@ -19,14 +21,15 @@ import (
 // CheckOptions are the flags of `kubectl fleet check`.
 type CheckOptions struct {
 	*RootOptions
-	Depth   int
-	Timeout time.Duration
-	Output  string
+	Depth       int
+	Timeout     time.Duration
+	Concurrency int
+	Output      string
 }
 
 // NewCmdCheck builds `kubectl fleet check`.
 func NewCmdCheck(root *RootOptions) *cobra.Command {
-	o := &CheckOptions{RootOptions: root, Depth: 1, Timeout: NewWalkFlags().Timeout}
+	o := &CheckOptions{RootOptions: root, Depth: 1, Timeout: NewWalkFlags().Timeout, Concurrency: fleet.DefaultConcurrency}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check that this machine and the current context are ready to walk the fleet",
@@ -65,6 +68,7 @@ func NewCmdCheck(root *RootOptions) *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&o.Depth, flagDepth, o.Depth, "How many levels below the root to reach (0: the root alone)")
 	f.DurationVar(&o.Timeout, flagTimeout, o.Timeout, "Time allowed for each request")
+	f.IntVar(&o.Concurrency, flagConcurrency, o.Concurrency, "How many clusters to reach at once")
 	f.StringVarP(&o.Output, flagOutput, "o", "", "Output format: json or yaml")
 	completeValues(cmd, flagOutput, outputJSON, outputYAML)
 	return cmd
@@ -78,6 +82,8 @@ func (o *CheckOptions) Validate() error {
 		return fmt.Errorf("invalid --%s %d: give 0 (the root alone) or more levels", flagDepth, o.Depth)
 	case o.Timeout <= 0:
 		return fmt.Errorf("invalid --%s %s: it must be positive", flagTimeout, o.Timeout)
+	case o.Concurrency <= 0:
+		return fmt.Errorf("invalid --%s %d: it must be positive", flagConcurrency, o.Concurrency)
 	}
 	return validateOutput(o.Output)
 }
@@ -85,13 +91,16 @@ func (o *CheckOptions) Validate() error {
 // Run checks, prints the report, and exits 1 when something needs doing.
 func (o *CheckOptions) Run(ctx context.Context) error {
 	creds := o.credentialsReport()
+	// What is wrong with the settings is in the report: the root is
+	// reached without the routes that could not be built.
+	o.settingsReported = true
 	root, name, err := o.rootCluster(o.quietPolicy(), true, o.Timeout)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
 	report := check.Run(ctx, check.Options{Root: root, Context: name, Providers: o.Providers, Policy: o.quietPolicy(),
-		Credentials: creds, Depth: o.Depth, Timeout: o.Timeout})
+		Credentials: creds, Depth: o.Depth, Timeout: o.Timeout, Concurrency: o.Concurrency})
 	if err := o.printAs(o.Output, report, func() error { return o.printCheck(o.Out, report) }); err != nil {
 		return err
 	}
@@ -130,8 +139,10 @@ func (o *RootOptions) credentialsReport() check.Credentials {
 		for _, r := range s.config.Routes {
 			c.Routes = append(c.Routes, routeText(r))
 		}
-		if _, err := o.routes(); err != nil {
-			c.Errors = append(c.Errors, err.Error())
+		if _, err := o.loadSettings(); err == nil {
+			if _, _, err := o.buildRoutes(); err != nil {
+				c.Errors = append(c.Errors, err.Error())
+			}
 		}
 	}
 	return c
@@ -161,9 +172,9 @@ func (o *CheckOptions) printCheck(w io.Writer, r *check.Report) error {
 		fmt.Fprintf(w, "%s %s\n", mark, escape.String(fmt.Sprintf(format, args...)))
 	}
 	line(markHead, "root cluster (context %s)", r.Root.Context)
-	if r.Root.Version == "" {
+	if !r.Root.Reached {
 		line(markFail, "not reached at %s: %s", r.Root.Server, r.Root.Error)
-		return printTodo(w, r, line)
+		return printTodo(r, line)
 	}
 	line(markOK, "reached at %s, Kubernetes %s", r.Root.Server, r.Root.Version)
 	if r.Root.Error != "" {
@@ -191,6 +202,9 @@ func (o *CheckOptions) printCheck(w io.Writer, r *check.Report) error {
 	line(markHead, "access on the root cluster (SelfSubjectAccessReview)")
 	printVerbs(r.Access.Read, "read commands", check.ReaderRole, check.ReaderFile, markFail, line)
 	printVerbs(r.Access.Operate, "suspend, resume, reconcile, freeze and thaw", check.OperatorRole, check.OperatorFile, markNote, line)
+	if slices.ContainsFunc(r.Access.Operate, func(v check.Verb) bool { return v.Skipped == "" && !v.Allowed }) {
+		line(markNote, "operations are not needed to read: a denied one is no thing to do")
+	}
 	if r.Access.Error != "" {
 		line(markFail, "%s", r.Access.Error)
 	}
@@ -228,11 +242,11 @@ func (o *CheckOptions) printCheck(w io.Writer, r *check.Report) error {
 		}
 		switch {
 		case p.Allowed:
-			line(markOK, "%s: %s kubeconfig in %s runs %s, allowed by %s%s", p.Cluster, p.Kubeconfig, p.Source, p.Path, p.By, use)
+			line(markOK, "%s: %s runs %s, allowed by %s%s", p.Cluster, p.Source, p.Path, p.By, use)
 		case p.Used:
-			line(markFail, "%s: %s kubeconfig in %s names %s, refused: %s", p.Cluster, p.Kubeconfig, p.Source, p.Command, p.Reason)
+			line(markFail, "%s: the exec plugin of %s %s", p.Cluster, p.Source, p.Reason)
 		default:
-			line(markNote, "%s: %s kubeconfig in %s names %s, refused%s: %s", p.Cluster, p.Kubeconfig, p.Source, p.Command, use, p.Reason)
+			line(markNote, "%s: the exec plugin of %s%s %s", p.Cluster, p.Source, use, p.Reason)
 		}
 	}
 
@@ -243,7 +257,7 @@ func (o *CheckOptions) printCheck(w io.Writer, r *check.Report) error {
 		}
 		printChildren(r.Children, line)
 	}
-	return printTodo(w, r, line)
+	return printTodo(r, line)
 }
 
 func listed(prefix string, items []string) string {
@@ -271,17 +285,14 @@ func printVerbs(verbs []check.Verb, what, role, file, denied string, line func(m
 	}
 	line(denied, "%s: %d of %d verbs allowed; ClusterRole %s (%s) grants them all", what, allowed, asked, role, file)
 	for _, v := range verbs {
-		if v.Skipped == "" && !v.Allowed {
-			line(denied, "  %s %s denied: grant %s", v.Verb, resourceOf(v), v.Rule)
+		switch {
+		case v.Skipped != "" || v.Allowed:
+		case v.Namespace != "":
+			line(denied, "  %s %s in namespace %s denied: grant %s in Role %s there", v.Verb, check.ResourceName(v.Group, v.Resource), v.Namespace, v.Rule, role)
+		default:
+			line(denied, "  %s %s denied: grant %s", v.Verb, check.ResourceName(v.Group, v.Resource), v.Rule)
 		}
 	}
-}
-
-func resourceOf(v check.Verb) string {
-	if v.Group == "" {
-		return v.Resource
-	}
-	return v.Resource + "." + v.Group
 }
 
 // printChildren draws each cluster, its status and what to do.
@@ -301,17 +312,15 @@ func printChildren(children []*check.Child, line func(mark, format string, args 
 	}
 }
 
-func printTodo(w io.Writer, r *check.Report, line func(mark, format string, args ...any)) error {
+// printTodo ends the report: ready, or each thing to do.
+func printTodo(r *check.Report, line func(mark, format string, args ...any)) error {
 	if r.Ready {
 		line(markOK, "ready to walk the fleet")
 		return nil
 	}
-	n := len(r.Todo)
-	s := "s"
-	if n == 1 {
-		s = ""
+	line(markHead, "to do")
+	for _, t := range r.Todo {
+		line(markFail, "%s", t)
 	}
-	line(markFail, "%d thing%s to do before the fleet can be walked whole", n, s)
-	_, err := io.WriteString(w, "")
-	return err
+	return nil
 }

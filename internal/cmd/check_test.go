@@ -24,16 +24,19 @@ import (
 	"github.com/kubectl-fleet/kubectl-fleet/internal/sandbox"
 )
 
-// roleFile is a ClusterRole of docs/rbac, as users apply it.
+// roleFile is the ClusterRole of a file of docs/rbac, as users apply it:
+// its first document. The Roles after it are of namespaces of Argo CD,
+// which the fleets these tests bind it on do not have.
 func roleFile(t *testing.T, name string) *rbacv1.ClusterRole {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "rbac", name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	first, _, _ := strings.Cut(string(data), "\n---\n")
 	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(data, role); err != nil {
-		t.Fatalf("docs/rbac/%s: %v", name, err)
+	if err := yaml.UnmarshalStrict([]byte(first), role); err != nil || role.Kind != "ClusterRole" {
+		t.Fatalf("docs/rbac/%s: %v; want a ClusterRole first", name, err)
 	}
 	return role
 }
@@ -176,10 +179,10 @@ func TestCheckCredentialsAndUnreachableClusters(t *testing.T) {
 		t.Errorf("exit %d; want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{
-		"✗ gke: user kubeconfig in secret masters/gke-user-kubeconfig names gke-gcloud-auth-plugin, refused:",
+		"✗ gke: the exec plugin of secret masters/gke-user-kubeconfig is an exec credential plugin (\"gke-gcloud-auth-plugin\")",
 		"add {command: gke-gcloud-auth-plugin} to credentialPluginAllowlist in " + kuberc + ", or --allow-exec gke-gcloud-auth-plugin",
 		"add {command: kubelogin} to credentialPluginAllowlist in " + kuberc + ", or --allow-exec kubelogin",
-		"✔ eks: user kubeconfig in secret masters/eks-user-kubeconfig runs " + filepath.Join(f.PluginDir(), "aws") + ", allowed by " + kuberc,
+		"✔ eks: secret masters/eks-user-kubeconfig runs " + filepath.Join(f.PluginDir(), "aws") + ", allowed by " + kuberc,
 		"✔ eks: reachable",
 		"✗ gke: refused:",
 		"• credentials: user",

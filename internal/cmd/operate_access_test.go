@@ -59,7 +59,10 @@ func rootKustomization(t *testing.T, f *sandbox.Fleet) *unstructured.Unstructure
 func keepAsFound(t *testing.T, f *sandbox.Fleet, obj *unstructured.Unstructured) {
 	t.Helper()
 	before := maps.Clone(obj.GetAnnotations())
-	suspend, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
+	var suspend any // absent: null, which the merge patch removes
+	if v, found, _ := unstructured.NestedBool(obj.Object, "spec", "suspend"); found {
+		suspend = v
+	}
 	t.Cleanup(func() {
 		now := rootKustomization(t, f)
 		annotations := map[string]any{}
@@ -82,7 +85,8 @@ func keepAsFound(t *testing.T, f *sandbox.Fleet, obj *unstructured.Unstructured)
 
 // As a ServiceAccount bound to docs/rbac's read role alone, every read
 // command reads the whole fleet as its admin does, with nothing
-// forbidden; each operation is refused, saying which role it needs; bound
+// forbidden: the commands, a watch, the MCP server's read tools (diff
+// needs Kubernetes' view role too: docs/access.md); each operation is refused, saying which role it needs; bound
 // to the operator role too, each operation is done.
 func TestReadRoleReadsAllAndOperationsNeedTheirRole(t *testing.T) {
 	needFleets(t)
@@ -101,6 +105,24 @@ func TestReadRoleReadsAllAndOperationsNeedTheirRole(t *testing.T) {
 	}
 	for _, args := range reads {
 		readsAsAdmin(t, f, reader, args...)
+	}
+	w := startWatch(t, reader, "tree", "--watch", "-o", "json")
+	w.expect(t, "added", "Cluster", "aws/team-a")
+	if errs := w.errors(); strings.Contains(strings.ToLower(errs), "forbidden") {
+		t.Errorf("tree --watch as the read role says forbidden:\n%s", errs)
+	}
+	s, _ := mcpStdio(t, nil, "--kubeconfig", reader, "mcp")
+	for tool, args := range map[string]map[string]any{
+		"fleet_tree":     {"limit": 500},
+		"fleet_list":     {},
+		"fleet_describe": {"path": "aws"},
+		"fleet_drift":    {},
+		"fleet_events":   {"path": "", "resource": "kustomizations", "namespace": "flux-system", "name": "flux-system"},
+		"fleet_logs":     {"path": "", "controller": "kustomize-controller"},
+	} {
+		if text := textOfResult(callRaw(t, s, tool, args)); strings.Contains(strings.ToLower(text), "forbidden") {
+			t.Errorf("%s as the read role says forbidden:\n%s", tool, text)
+		}
 	}
 
 	keepAsFound(t, f, rootKustomization(t, f))

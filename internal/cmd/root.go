@@ -87,6 +87,10 @@ type RootOptions struct {
 	// loaded are the operator's settings, read once (loadSettings): a
 	// pointer, shared by the copies of the options a command makes.
 	loaded *loadedSettings
+	// settingsReported says the command reports what is wrong with the
+	// settings (check): a route that cannot be built is then left out
+	// rather than failing the connection.
+	settingsReported bool
 }
 
 // Deps are what the commands reach clusters with. The zero value is the

@@ -200,40 +200,12 @@ func (o *RootOptions) quietPolicy() kubeconfig.Policy {
 // proxy parsed, each context made a client configuration of the
 // operator's own kubeconfig (under kuberc's policy, as the root's).
 func (o *RootOptions) routes() (func(path string) *reach.Route, error) {
-	s, err := o.loadSettings()
-	if err != nil || len(s.config.Routes) == 0 {
-		return nil, err
+	built, s, err := o.buildRoutes()
+	if err != nil && o.settingsReported {
+		return nil, nil
 	}
-	built := make([]*reach.Route, len(s.config.Routes))
-	var raw *clientcmdapi.Config
-	for i, r := range s.config.Routes {
-		rt := &reach.Route{Name: fmt.Sprintf("route %s of %s", r.Path, s.config.File)}
-		if r.Proxy != "" {
-			if rt.Proxy, err = url.Parse(r.Proxy); err != nil {
-				return nil, fmt.Errorf("%s: proxy: %w", rt.Name, err)
-			}
-			rt.Name += " (proxy " + kube.RedactURL(r.Proxy) + ")"
-		}
-		if r.Context != "" {
-			if raw == nil {
-				c, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
-				if err != nil {
-					return nil, fmt.Errorf("failed to load your kubeconfig for %s: %w", rt.Name, err)
-				}
-				raw = &c
-			}
-			if _, ok := raw.Contexts[r.Context]; !ok {
-				return nil, fmt.Errorf("%s names context %q, which your kubeconfig does not have (kubectl config get-contexts lists them)", rt.Name, r.Context)
-			}
-			cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, r.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
-			if err != nil {
-				return nil, fmt.Errorf("%s: context %q: %w", rt.Name, r.Context, err)
-			}
-			o.applyKubercToRoot(cfg)
-			rt.Config, rt.Context = cfg, r.Context
-			rt.Name += " (context " + r.Context + ")"
-		}
-		built[i] = rt
+	if err != nil || len(built) == 0 {
+		return nil, err
 	}
 	return func(path string) *reach.Route {
 		for i, r := range s.config.Routes {
@@ -243,4 +215,45 @@ func (o *RootOptions) routes() (func(path string) *reach.Route, error) {
 		}
 		return nil
 	}, nil
+}
+
+// buildRoutes builds each route of the fleet config (routes), and
+// returns the settings they are of.
+func (o *RootOptions) buildRoutes() ([]*reach.Route, *settings, error) {
+	s, err := o.loadSettings()
+	if err != nil || len(s.config.Routes) == 0 {
+		return nil, s, err
+	}
+	built := make([]*reach.Route, len(s.config.Routes))
+	var raw *clientcmdapi.Config
+	for i, r := range s.config.Routes {
+		rt := &reach.Route{Name: fmt.Sprintf("route %s of %s", r.Path, s.config.File)}
+		if r.Proxy != "" {
+			if rt.Proxy, err = url.Parse(r.Proxy); err != nil {
+				return nil, s, fmt.Errorf("%s: proxy: %w", rt.Name, err)
+			}
+			rt.Name += " (proxy " + kube.RedactURL(r.Proxy) + ")"
+		}
+		if r.Context != "" {
+			if raw == nil {
+				c, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+				if err != nil {
+					return nil, s, fmt.Errorf("failed to load your kubeconfig for %s: %w", rt.Name, err)
+				}
+				raw = &c
+			}
+			if _, ok := raw.Contexts[r.Context]; !ok {
+				return nil, s, fmt.Errorf("%s names context %q, which your kubeconfig does not have (kubectl config get-contexts lists them)", rt.Name, r.Context)
+			}
+			cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, r.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+			if err != nil {
+				return nil, s, fmt.Errorf("%s: context %q: %w", rt.Name, r.Context, err)
+			}
+			o.applyKubercToRoot(cfg)
+			rt.Config, rt.Context = cfg, r.Context
+			rt.Name += " (context " + r.Context + ")"
+		}
+		built[i] = rt
+	}
+	return built, s, nil
 }

@@ -188,7 +188,7 @@ func Fail(err error) Result {
 func FailWith(prefix string, err error) Result {
 	msg := prefix + err.Error()
 	if apierrors.IsForbidden(err) {
-		msg += "; bind ClusterRole " + OperatorRole + " (" + OperatorFile + ") on that cluster to the identity that reaches it (kubectl fleet check lists what is missing)"
+		msg += "; bind ClusterRole " + OperatorRole + " (" + OperatorFile + "), with the reader role, on that cluster to the identity that reaches it (kubectl fleet check lists what is missing)"
 	}
 	return Result{Result: Failed, Failed: true, Message: msg}
 }

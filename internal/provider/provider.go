@@ -223,8 +223,20 @@ type Accessor interface {
 
 // Access is access a provider needs, as RBAC rules: Read for the read
 // commands, Operate for suspend, resume, reconcile, freeze and thaw.
+// OperateIn are operate rules for objects of one namespace, a Role
+// there rather than the ClusterRole (Argo CD's cluster Secrets, in Argo
+// CD's namespace): a right to patch every Secret of a cluster would be a
+// right to rewrite the kubeconfigs of the clusters below.
 type Access struct {
 	Read, Operate []rbacv1.PolicyRule
+	OperateIn     []NamespacedRules
+}
+
+// NamespacedRules are rules for one namespace; Why says whose objects
+// live there, for the role's file.
+type NamespacedRules struct {
+	Namespace, Why string
+	Rules          []rbacv1.PolicyRule
 }
 
 // Configurable is a provider with flags of its own, shared by every
@@ -351,8 +363,9 @@ func (s Set) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Access is the access the set needs on a cluster: get, list and watch of
-// every kind it knows (APIs), what each Accessor adds, and, where a
-// provider's controllers log (Logger), the reading of their pods' logs.
+// every kind it knows (APIs), what each Accessor adds, and what the MCP
+// server's tools read: the logs of the providers' controllers (Logger),
+// the events of objects.
 // Rules of one group and verbs are one rule, their resources sorted.
 func (s Set) Access() Access {
 	var a Access
@@ -364,11 +377,20 @@ func (s Set) Access() Access {
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}})
 	}
+	if len(s.Controllers()) > 0 || len(s.Probes()) > 0 {
+		// The MCP server's fleet_events: the events of an object.
+		a.Read = append(a.Read, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list"}})
+	}
 	for _, p := range all[Accessor](s) {
 		pa := p.Access()
 		a.Read, a.Operate = append(a.Read, pa.Read...), append(a.Operate, pa.Operate...)
+		for _, in := range pa.OperateIn {
+			in.Rules = MergeRules(in.Rules)
+			a.OperateIn = append(a.OperateIn, in)
+		}
 	}
-	return Access{Read: MergeRules(a.Read), Operate: MergeRules(a.Operate)}
+	a.Read, a.Operate = MergeRules(a.Read), MergeRules(a.Operate)
+	return a
 }
 
 // ReadVerbs are the verbs of reading a kind: get, list and watch (tree

@@ -27,9 +27,9 @@ var _ provider.Differ = Provider{}
 func New() Provider { return Provider{Provider: argocd.NewProvider()} }
 
 // Access is Argo CD's, and diff's read of the hub's Argo CD settings
-// (argocd-cm, argocd-cmd-params-cm). Diff's server-side dry runs on each
-// destination are patches to RBAC, which no read-only role grants:
-// docs/access.md says so.
+// (argocd-cm, argocd-cmd-params-cm). What diff compares on each
+// destination, objects of any kind by server-side dry runs, no
+// read-only role grants: docs/access.md says so.
 func (p Provider) Access() provider.Access {
 	a := p.Provider.Access()
 	a.Read = append(a.Read, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}})

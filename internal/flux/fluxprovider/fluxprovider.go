@@ -7,8 +7,6 @@ package fluxprovider
 import (
 	"context"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	"github.com/kubectl-fleet/kubectl-fleet/internal/diffreport"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
 	"github.com/kubectl-fleet/kubectl-fleet/internal/flux"
@@ -34,14 +32,6 @@ var (
 
 // New is the Flux integration.
 func New() Provider { return Provider{Provider: flux.NewProvider()} }
-
-// Access is Flux's, and diff's reads: the live copy of every object a
-// Kustomization's manifests declare, of any kind.
-func (p Provider) Access() provider.Access {
-	a := p.Provider.Access()
-	a.Read = append(a.Read, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get"}})
-	return a
-}
 
 // Diff is Flux's diff (fluxdiff.Provider).
 func (p Provider) Diff(ctx context.Context, res *fleet.Result[*reach.Cluster], req provider.DiffRequest) (diffreport.Engine, error) {

@@ -50,9 +50,22 @@ func TestAccessReadsEveryKindAndWritesOnlyToOperate(t *testing.T) {
 			t.Errorf("an operate rule grants %v; want patch alone: %+v", r.Verbs, r)
 		}
 	}
-	for _, want := range [][2]string{{"kustomize.toolkit.fluxcd.io", "kustomizations"}, {"argoproj.io", "applications"}, {"", "secrets"}} {
+	for _, want := range [][2]string{{"kustomize.toolkit.fluxcd.io", "kustomizations"}, {"argoproj.io", "applications"}} {
 		if !grants(a.Operate, want[0], want[1], "patch") {
 			t.Errorf("the operate rules do not patch %s.%s", want[1], want[0])
+		}
+	}
+	// Secrets are patched in Argo CD's namespace alone: a Role there.
+	if grants(a.Operate, "", "secrets", "patch") {
+		t.Error("the operate ClusterRole patches Secrets in every namespace")
+	}
+	if len(a.OperateIn) != 1 || a.OperateIn[0].Namespace != "argocd" || !grants(a.OperateIn[0].Rules, "", "secrets", "patch") {
+		t.Errorf("operate rules in a namespace %+v; want secrets' patch in argocd", a.OperateIn)
+	}
+	// No wildcard: a get of every kind would include nodes/proxy.
+	for _, r := range a.Read {
+		if slices.Contains(r.APIGroups, "*") {
+			t.Errorf("a read rule of every group: %+v", r)
 		}
 	}
 }
