@@ -21,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-fleet/kubectl-fleet/internal/fleet"
@@ -271,7 +272,7 @@ func (r *Report) findTodo() {
 	}
 	for _, v := range r.Access.Read {
 		if !v.Allowed && v.Skipped == "" {
-			r.todo("grant %s %s on the root cluster: %s (ClusterRole %s, %s)", v.Verb, ResourceName(v.Group, v.Resource), v.Rule, ReaderRole, ReaderFile)
+			r.todo("grant %s %s on the root cluster: %s (ClusterRole %s, %s)", v.Verb, v.ResourceName(), v.Rule, ReaderRole, ReaderFile)
 		}
 	}
 	for _, p := range r.Plugins {
@@ -323,7 +324,7 @@ func rootInfo(ctx context.Context, opts Options, root *Root) (map[string]bool, e
 		pk := ProviderKinds{Name: p.Name(), Kinds: []string{}}
 		for _, api := range p.Kinds().APIs {
 			if versions[api.GVK.GroupVersion().String()] {
-				pk.Kinds = appendOnce(pk.Kinds, ResourceName(api.GVK.Group, api.Resource))
+				pk.Kinds = appendOnce(pk.Kinds, api.GVR().GroupResource().String())
 			}
 		}
 		pk.Serves = len(pk.Kinds) > 0
@@ -339,12 +340,10 @@ func appendOnce(s []string, v string) []string {
 	return append(s, v)
 }
 
-// ResourceName is resource.group, as kubectl names a resource.
-func ResourceName(group, resource string) string {
-	if group == "" {
-		return resource
-	}
-	return resource + "." + group
+// ResourceName is the verb's resource as kubectl names it:
+// resource.group.
+func (v Verb) ResourceName() string {
+	return schema.GroupResource{Group: v.Group, Resource: v.Resource}.String()
 }
 
 // access asks, by SelfSubjectAccessReview, every verb of the set's
@@ -381,8 +380,9 @@ func access(ctx context.Context, opts Options, served map[string]bool) AccessRep
 			limit <- struct{}{}
 			defer func() { <-limit }()
 			v := &all[i]
+			resource, subresource, _ := strings.Cut(v.Resource, "/")
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: v.Namespace, Verb: v.Verb, Group: v.Group, Resource: strings.Split(v.Resource, "/")[0], Subresource: subresource(v.Resource)},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: v.Namespace, Verb: v.Verb, Group: v.Group, Resource: resource, Subresource: subresource},
 			}}
 			got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 			if err != nil {
@@ -393,8 +393,8 @@ func access(ctx context.Context, opts Options, served map[string]bool) AccessRep
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		report.Error = fmt.Sprintf("failed to ask the root cluster what you may do (SelfSubjectAccessReview): %v", firstError(errs))
+	if err := firstError(errs); err != nil {
+		report.Error = fmt.Sprintf("failed to ask the root cluster what you may do (SelfSubjectAccessReview): %v", err)
 	}
 	copy(report.Read, all[:len(report.Read)])
 	copy(report.Operate, all[len(report.Read):])
@@ -408,11 +408,6 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
-}
-
-func subresource(resource string) string {
-	_, sub, _ := strings.Cut(resource, "/")
-	return sub
 }
 
 // verbs are rules one verb and resource each, in namespace ("" for

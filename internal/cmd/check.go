@@ -288,9 +288,9 @@ func printVerbs(verbs []check.Verb, what, role, file, denied string, line func(m
 		switch {
 		case v.Skipped != "" || v.Allowed:
 		case v.Namespace != "":
-			line(denied, "  %s %s in namespace %s denied: grant %s in Role %s there", v.Verb, check.ResourceName(v.Group, v.Resource), v.Namespace, v.Rule, role)
+			line(denied, "  %s %s in namespace %s denied: grant %s in Role %s there", v.Verb, v.ResourceName(), v.Namespace, v.Rule, role)
 		default:
-			line(denied, "  %s %s denied: grant %s", v.Verb, check.ResourceName(v.Group, v.Resource), v.Rule)
+			line(denied, "  %s %s denied: grant %s", v.Verb, v.ResourceName(), v.Rule)
 		}
 	}
 }
