@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -149,6 +151,26 @@ func evalJS[T any](ctx context.Context, t *testing.T, expr string) T {
 	return v
 }
 
+// click clicks the element sel selects, as a person would. The map
+// rebuilds its labels when what they show changed: a label replaced
+// between chromedp's query of it and the click is a node Chromium no
+// longer knows, and the click is made again on the label that replaced
+// it, for 10 s at most.
+func click(ctx context.Context, t *testing.T, sel string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		var gone *cdproto.Error
+		if err == nil {
+			return
+		}
+		if !errors.As(err, &gone) || !strings.HasPrefix(gone.Message, "Could not find node") || time.Now().After(deadline) {
+			t.Fatalf("clicking %s: %v", sel, err)
+		}
+	}
+}
+
 // label is the selector of the label of the cluster at path.
 func label(path string) string {
 	return fmt.Sprintf(`#labels .label[data-path=%q]`, path)
@@ -187,9 +209,7 @@ func TestUIInTheBrowser(t *testing.T) {
 	}
 
 	t.Run("ClickShowsDescribe", func(t *testing.T) {
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(label("aws/team-a")))); err != nil {
-			t.Fatal(err)
-		}
+		click(ctx, t, label("aws/team-a"))
 		waitJS(ctx, t, time.Minute, "describe of aws/team-a in the side panel",
 			`!document.getElementById("panel").hidden && document.getElementById("panel-describe").textContent.includes('"path": "aws/team-a"')`)
 		if got := evalJS[string](ctx, t, `document.getElementById("panel-path").textContent`); got != "aws/team-a" {
@@ -261,9 +281,7 @@ func TestUIShowsHostileStringsAsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(ctx, t, time.Minute, "the hostile cluster's tile", `document.getElementById("status").textContent === "live" && document.querySelectorAll("#labels .label").length >= 2`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#labels .label:not(.frame)`))); err != nil {
-		t.Fatal(err)
-	}
+	click(ctx, t, `#labels .label:not(.frame)`)
 	waitJS(ctx, t, time.Minute, "the hostile cluster's describe", `document.getElementById("panel-describe").textContent.length > 0 || document.getElementById("panel-describe-status").textContent.startsWith("describe failed")`)
 	shown := evalJS[string](ctx, t, `document.body.innerText`)
 	if !strings.Contains(shown, name) {

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -215,7 +217,17 @@ func (f *Fleet) launcher(name, bin string, procs int) (string, error) {
 }
 
 func (s *server) start(scheme *runtime.Scheme) error {
+	// The CRDs are installed here, not by envtest's Start, which gives up
+	// on the first error: under make test's load an apiserver answered a
+	// CRD's create with its own 504 (etcd slower than the request's
+	// deadline), and the whole fleet failed to start.
+	crds := s.env.CRDInstallOptions
+	crds.Paths, crds.ErrorIfPathMissing = s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing
+	s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing, s.env.CRDInstallOptions = nil, false, envtest.CRDInstallOptions{}
 	cfg, err := s.env.Start()
+	if err == nil && len(crds.Paths) > 0 {
+		err = installCRDs(cfg, crds)
+	}
 	if err != nil {
 		// A start that failed after etcd or the apiserver came up (the
 		// CRDs never served, say) leaves them running: Stop skips a server
@@ -236,6 +248,32 @@ func (s *server) start(scheme *runtime.Scheme) error {
 		}
 	}
 	return nil
+}
+
+// crdInstallAttempts bounds installCRDs' tries.
+const crdInstallAttempts = 3
+
+// installCRDs installs opts' CRDs with envtest, again when the apiserver
+// answered with a transient error: a timeout of its own, 429 or 5xx.
+// envtest's install gets each CRD before it creates or updates it, so a
+// create that timed out and still landed is updated the next time.
+func installCRDs(cfg *rest.Config, opts envtest.CRDInstallOptions) error {
+	var err error
+	for range crdInstallAttempts {
+		if _, err = envtest.InstallCRDs(cfg, opts); err == nil || !transient(err) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("unable to install CRDs onto control plane: %w", err)
+	}
+	return nil
+}
+
+// transient tells an apiserver's errors worth another try from the rest.
+func transient(err error) bool {
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err)
 }
 
 // warmCaches lists, on every apiserver, each kind kubectl fleet reads, from
