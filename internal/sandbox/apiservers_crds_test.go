@@ -83,7 +83,8 @@ func (c *crdServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && r.URL.Path == crds:
 		body, _ := io.ReadAll(r.Body)
 		c.made = true // it lands, whatever the answer says
-		if c.posts++; c.posts <= len(c.fail) {
+		c.posts++
+		if c.posts <= len(c.fail) {
 			err := apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
 			if c.fail[c.posts-1] != http.StatusGatewayTimeout {
 				err = apierrors.NewGenericServerResponse(c.fail[c.posts-1], "create", schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, "widgets.example.com", "", 0, true)
