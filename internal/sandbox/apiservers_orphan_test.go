@@ -29,7 +29,9 @@ func TestKilledStarterLeavesNoServer(t *testing.T) {
 		t.Skip("starts an apiserver (not with -short)")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestKilledStarterLeavesNoServer$")
-	cmd.Env = append(os.Environ(), envOrphanChild+"=1")
+	// The child's temporary directories (envtest's etcd data and
+	// certificates, which the child never gets to remove) are the test's.
+	cmd.Env = append(os.Environ(), envOrphanChild+"=1", "TMPDIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
