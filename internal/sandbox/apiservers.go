@@ -1,12 +1,17 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,6 +106,9 @@ func StartFile(ctx context.Context, specPath, dir string) (*Fleet, error) {
 
 func (f *Fleet) startAPIServers(opts Options) error {
 	procs := max(opts.Procs, 1)
+	if err := f.writeFile(launchedFile, nil, 0o600); err != nil {
+		return err
+	}
 	apiserver, err := f.launcher("kube-apiserver", opts.Assets.KubeAPIServer, procs)
 	if err != nil {
 		return err
@@ -189,6 +197,7 @@ func (f *Fleet) startAPIServers(opts Options) error {
 		}
 		return nil
 	})
+	err = errors.Join(err, f.reapLaunched(false))
 	for _, m := range f.Members {
 		if s := m.server; s != nil {
 			m.Env, m.Config, m.Client = s.env, s.config, s.client
@@ -204,16 +213,107 @@ func (f *Fleet) startAPIServers(opts Options) error {
 // is killed would leave them running. The script runs bin under setpriv
 // --pdeathsig KILL (util-linux): the kernel kills it when its parent goes.
 // Without setpriv, bin itself, which Stop still stops.
+//
+// The script also notes each process it starts, with its arguments, in
+// the sandbox directory's launched file (reapLaunched).
 func (f *Fleet) launcher(name, bin string, procs int) (string, error) {
-	run := bin
+	run := shellQuote(bin)
 	if setpriv, err := exec.LookPath("setpriv"); err == nil {
-		run = setpriv + " --pdeathsig KILL -- " + bin
+		run = shellQuote(setpriv) + " --pdeathsig KILL -- " + run
 	}
-	script := fmt.Sprintf("#!/bin/sh\nGOMAXPROCS=%d exec %s \"$@\"\n", procs, run)
+	script := fmt.Sprintf("#!/bin/sh\necho \"$$ $*\" >> %s\nGOMAXPROCS=%d exec %s \"$@\"\n",
+		shellQuote(filepath.Join(f.Dir, launchedFile)), procs, run)
 	if err := f.writeFile(name+"-launcher", []byte(script), 0o700); err != nil {
 		return "", err
 	}
 	return filepath.Join(f.Dir, name+"-launcher"), nil
+}
+
+// launchedFile, in the sandbox directory, lists each etcd and
+// kube-apiserver a launcher started: its PID and arguments.
+const launchedFile = "launched"
+
+// reapLaunched kills what envtest lost of the processes the launchers
+// started: all of them once the fleet is stopped (all), else each that
+// was started again with the same arguments. When etcd or an apiserver
+// does not answer within its start timeout (two minutes were seen to run
+// out under make test's load), envtest starts the control plane again
+// and forgets the process it started first, which would run on, beside
+// the one that replaced it, until this process ends. A process is killed
+// only while it still runs with the arguments noted.
+func (f *Fleet) reapLaunched(all bool) error {
+	data, err := os.ReadFile(filepath.Join(f.Dir, launchedFile))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	type launch struct {
+		pid  int
+		args string
+	}
+	var launched []launch
+	last := map[string]int{} // the latest PID of each arguments
+	for line := range strings.Lines(string(data)) {
+		pid, args, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		if n, err := strconv.Atoi(pid); err == nil && n > 1 {
+			launched = append(launched, launch{n, args})
+			last[args] = n
+		}
+	}
+	var errs []error
+	for _, l := range launched {
+		if !all && last[l.args] == l.pid {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", l.pid))
+		if err != nil || !strings.HasSuffix(" "+strings.ReplaceAll(strings.TrimSuffix(string(cmdline), "\x00"), "\x00", " "), " "+l.args) {
+			continue
+		}
+		if err := syscall.Kill(l.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("failed to kill process %d: %w", l.pid, err))
+		} else if !gone(l.pid, 10*time.Second) {
+			errs = append(errs, fmt.Errorf("process %d still runs 10 s after it was killed", l.pid))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// gone waits, for within at most, until process pid has ended (a zombie
+// has), and says whether it has.
+func gone(pid int, within time.Duration) bool {
+	for end := time.Now().Add(within); ; {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// The state follows the command, which is in parentheses.
+		if i := bytes.LastIndexByte(stat, ')'); err != nil || (i >= 0 && len(stat) > i+2 && stat[i+2] == 'Z') {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stopEnv stops the server's apiserver and etcd, and removes the
+// directories envtest made for them: envtest's Stop removes a directory
+// it made unless a start it tried again reused it.
+func (s *server) stopEnv() error {
+	err := s.env.Stop()
+	var dirs []string
+	if api := s.env.ControlPlane.APIServer; api != nil {
+		dirs = append(dirs, api.CertDir)
+	}
+	if etcd := s.env.ControlPlane.Etcd; etcd != nil {
+		dirs = append(dirs, etcd.DataDir)
+	}
+	for _, dir := range dirs {
+		if dir != "" && filepath.Dir(dir) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(dir), "k8s_test_framework_") {
+			err = errors.Join(err, os.RemoveAll(dir))
+		}
+	}
+	return err
 }
 
 func (s *server) start(scheme *runtime.Scheme) error {
@@ -232,7 +332,7 @@ func (s *server) start(scheme *runtime.Scheme) error {
 		// A start that failed after etcd or the apiserver came up (the
 		// CRDs never served, say) leaves them running: Stop skips a server
 		// without a config.
-		return errors.Join(fmt.Errorf("failed to start kube-apiserver: %w", err), s.env.Stop())
+		return errors.Join(fmt.Errorf("failed to start kube-apiserver: %w", err), s.stopEnv())
 	}
 	s.config = cfg
 	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {

@@ -419,11 +419,12 @@ func (f *Fleet) Stop() error {
 		if s.env == nil || s.config == nil {
 			return nil
 		}
-		if err := s.env.Stop(); err != nil {
+		if err := s.stopEnv(); err != nil {
 			return fmt.Errorf("failed to stop cluster %q: %w", s.spec.Name, err)
 		}
 		return nil
 	}))
+	errs = append(errs, f.reapLaunched(true))
 	for _, p := range f.files {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
