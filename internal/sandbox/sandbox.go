@@ -423,8 +423,7 @@ func (f *Fleet) Stop() error {
 			return fmt.Errorf("failed to stop cluster %q: %w", s.spec.Name, err)
 		}
 		return nil
-	}))
-	errs = append(errs, f.reapLaunched(true))
+	}), f.reapLaunched(true))
 	for _, p := range f.files {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
