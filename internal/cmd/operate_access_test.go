@@ -86,8 +86,9 @@ func keepAsFound(t *testing.T, f *sandbox.Fleet, obj *unstructured.Unstructured)
 // As a ServiceAccount bound to docs/rbac's read role alone, every read
 // command reads the whole fleet as its admin does, with nothing
 // forbidden: the commands, a watch, the MCP server's read tools (diff
-// needs Kubernetes' view role too: docs/access.md); each operation is refused, saying which role it needs; bound
-// to the operator role too, each operation is done.
+// needs Kubernetes' view role too: docs/access.md). Each operation is
+// refused, saying which role it needs; bound to the operator role too,
+// each operation is done.
 func TestReadRoleReadsAllAndOperationsNeedTheirRole(t *testing.T) {
 	needFleets(t)
 	f := fluxFleet.get(t)

@@ -19,6 +19,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,33 +121,35 @@ func (f *Fleet) startAPIServers(opts Options) error {
 	for _, s := range f.servers {
 		s.procs = procs
 		s.env = &envtest.Environment{
-			CRDDirectoryPaths:        []string{opts.Assets.CRDDir},
-			ErrorIfCRDPathMissing:    true,
 			ControlPlaneStartTimeout: opts.StartTimeout,
 			ControlPlaneStopTimeout:  30 * time.Second,
+		}
+		s.crds = envtest.CRDInstallOptions{
+			Paths:              []string{opts.Assets.CRDDir},
+			ErrorIfPathMissing: true,
 			// envtest waits 10 s for the CRDs to be served; with 20
 			// apiservers starting at once on two cores that was seen to
 			// run out, and a minute in make test's go test ./... (load
 			// 20 to 50). A bound, not a pace: the wait ends as soon as
 			// they are served.
-			CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 5 * time.Minute},
+			MaxTime: 5 * time.Minute,
 		}
 		if s.spec.NoCRDs {
-			s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing = nil, false
+			s.crds.Paths, s.crds.ErrorIfPathMissing = nil, false
 		}
 		if s.spec.OCMHub {
 			dir := ocmCRDDir(opts.Assets.CRDDir)
 			if !fileExists(dir) {
 				return fmt.Errorf("%w: cluster %q is an ocmHub, and the OCM CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
 			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+			s.crds.Paths = append(s.crds.Paths, dir)
 		}
 		if s.spec.ArgoCD {
 			dir := argoCDCRDDir(opts.Assets.CRDDir)
 			if !fileExists(dir) {
 				return fmt.Errorf("%w: cluster %q has argocd, and the Argo CD CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
 			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+			s.crds.Paths = append(s.crds.Paths, dir)
 		}
 		for _, set := range []struct {
 			on       bool
@@ -162,14 +165,14 @@ func (f *Fleet) startAPIServers(opts Options) error {
 			if !fileExists(set.dir) {
 				return fmt.Errorf("%w: cluster %q has %s, and its CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, set.key, set.dir)
 			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, set.dir)
+			s.crds.Paths = append(s.crds.Paths, set.dir)
 		}
 		if s.spec.CAPIControllers {
 			dir := capiCRDDir(opts.Assets.CRDDir)
 			if !fileExists(dir) {
 				return fmt.Errorf("%w: cluster %q has capiControllers, and the CAPI CRD directory %s is not found: run `make update-crds`", ErrAssetsMissing, s.spec.Name, dir)
 			}
-			s.env.CRDDirectoryPaths = append(s.env.CRDDirectoryPaths, dir)
+			s.crds.Paths = append(s.crds.Paths, dir)
 		}
 		if s.spec.Provision == ProvisionCAPI || s.spec.Private {
 			// A private cluster's serving certificate names its private
@@ -283,17 +286,13 @@ func (f *Fleet) reapLaunched(all bool) error {
 // gone waits, for within at most, until process pid has ended (a zombie
 // has), and says whether it has.
 func gone(pid int, within time.Duration) bool {
-	for end := time.Now().Add(within); ; {
+	ended := func(context.Context) (bool, error) {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		// The state follows the command, which is in parentheses.
-		if i := bytes.LastIndexByte(stat, ')'); err != nil || (i >= 0 && len(stat) > i+2 && stat[i+2] == 'Z') {
-			return true
-		}
-		if time.Now().After(end) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
+		i := bytes.LastIndexByte(stat, ')')
+		return err != nil || (i >= 0 && len(stat) > i+2 && stat[i+2] == 'Z'), nil
 	}
+	return wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, within, true, ended) == nil
 }
 
 // stopEnv stops the server's apiserver and etcd, and removes the
@@ -321,12 +320,9 @@ func (s *server) start(scheme *runtime.Scheme) error {
 	// on the first error: under make test's load an apiserver answered a
 	// CRD's create with its own 504 (etcd slower than the request's
 	// deadline), and the whole fleet failed to start.
-	crds := s.env.CRDInstallOptions
-	crds.Paths, crds.ErrorIfPathMissing = s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing
-	s.env.CRDDirectoryPaths, s.env.ErrorIfCRDPathMissing, s.env.CRDInstallOptions = nil, false, envtest.CRDInstallOptions{}
 	cfg, err := s.env.Start()
-	if err == nil && len(crds.Paths) > 0 {
-		err = installCRDs(cfg, crds)
+	if err == nil && len(s.crds.Paths) > 0 {
+		err = installCRDs(cfg, s.crds)
 	}
 	if err != nil {
 		// A start that failed after etcd or the apiserver came up (the

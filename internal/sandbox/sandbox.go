@@ -105,9 +105,12 @@ type Member struct {
 // clusters of a sharedServer entry; its content is made from the spec of
 // the first of them.
 type server struct {
-	key    string
-	spec   *ClusterSpec
-	env    *envtest.Environment
+	key  string
+	spec *ClusterSpec
+	env  *envtest.Environment
+	// crds are the CRDs start installs once envtest has started the
+	// apiserver (installCRDs); no paths for a server without CRDs.
+	crds   envtest.CRDInstallOptions
 	config *rest.Config
 	client client.Client
 	// proxy adds the spec's latency in front of the apiserver; nil without.
